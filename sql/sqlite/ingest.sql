@@ -1,0 +1,114 @@
+-- Statements of the ingest write path (one transaction per export request).
+
+-- name: read_seq
+SELECT value FROM counters WHERE name = 'seq';
+
+-- name: write_seq
+UPDATE counters SET value = ? WHERE name = 'seq';
+
+-- name: find_tool_call
+SELECT outcome, ts FROM tool_calls WHERE id = ?;
+
+-- name: insert_tool_call
+INSERT INTO tool_calls (
+  id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type, category, outcome,
+  duration_ms, result_size_bytes, agent_system, agent_version, model, error_message, error_type,
+  decision, decision_source, prompt_id, agent_name, provider_name, tool_call_id, tool_use_id,
+  tool_description, source, arguments, result, mcp_server_name, mcp_server_scope, os_type,
+  host_arch, terminal_type, cwd, trace_id, span_id
+) VALUES (
+  ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+  ?, ?, ?, ?
+);
+
+-- name: delete_tool_call
+DELETE FROM tool_calls WHERE id = ?;
+
+-- name: annotate_decision
+UPDATE tool_calls SET decision = ?, decision_source = ?, seq = ?
+WHERE id = ? AND decision IS NULL;
+
+-- name: find_decision
+SELECT decision, decision_source FROM decisions
+WHERE org_id = ? AND session_id = ? AND tool_call_id = ?;
+
+-- name: upsert_decision
+INSERT INTO decisions (org_id, session_id, tool_call_id, decision, decision_source)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (org_id, session_id, tool_call_id)
+DO UPDATE SET decision = excluded.decision, decision_source = excluded.decision_source;
+
+-- name: insert_risk_flag
+INSERT OR IGNORE INTO risk_flags (
+  call_id, flag, org_id, seq, session_id, ts, tool_call_id, tool_name, evidence
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: delete_risk_flags
+DELETE FROM risk_flags WHERE call_id = ?;
+
+-- name: insert_domain_hit
+INSERT OR IGNORE INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts)
+VALUES (?, ?, ?, ?, ?, ?, ?);
+
+-- name: delete_domain_hits
+DELETE FROM domain_hits WHERE call_id = ?;
+
+-- name: insert_tombstone
+INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, ?, ?);
+
+-- name: insert_model_call
+INSERT OR IGNORE INTO model_calls (
+  id, org_id, seq, session_id, actor_id, ts, agent_system, provider_name, model, input_tokens,
+  output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, duration_ms
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: ensure_session
+INSERT INTO sessions (org_id, session_id, seq, actor_id, agent_system, agent_version)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (org_id, session_id) DO NOTHING;
+
+-- name: find_session
+SELECT provider_name FROM sessions WHERE org_id = ? AND session_id = ?;
+
+-- name: add_call_to_session
+UPDATE sessions SET
+  seq = ?1,
+  first_seen = min(coalesce(first_seen, ?2), ?2),
+  last_seen = max(coalesce(last_seen, ?2), ?2),
+  tool_call_count = tool_call_count + 1,
+  error_count = error_count + ?3,
+  success_count = success_count + ?4,
+  agent_version = CASE WHEN agent_version = '' THEN ?5 ELSE agent_version END,
+  model = CASE WHEN ?6 <> '' AND ?2 >= coalesce(model_ts, ?2) THEN ?6 ELSE model END,
+  model_ts = CASE WHEN ?6 <> '' AND ?2 >= coalesce(model_ts, ?2) THEN ?2 ELSE model_ts END
+WHERE org_id = ?7 AND session_id = ?8;
+
+-- name: recount_session
+UPDATE sessions SET
+  seq = ?1,
+  first_seen = (SELECT min(ts) FROM tool_calls WHERE org_id = ?2 AND session_id = ?3),
+  last_seen = (SELECT max(ts) FROM tool_calls WHERE org_id = ?2 AND session_id = ?3),
+  tool_call_count = (SELECT count(*) FROM tool_calls WHERE org_id = ?2 AND session_id = ?3),
+  error_count = (
+    SELECT count(*) FROM tool_calls WHERE org_id = ?2 AND session_id = ?3 AND outcome = 'error'
+  ),
+  success_count = (
+    SELECT count(*) FROM tool_calls WHERE org_id = ?2 AND session_id = ?3 AND outcome = 'ok'
+  ),
+  model = coalesce((
+    SELECT model FROM tool_calls
+    WHERE org_id = ?2 AND session_id = ?3 AND model IS NOT NULL AND model <> ''
+    ORDER BY ts DESC, id DESC LIMIT 1
+  ), ''),
+  model_ts = (
+    SELECT ts FROM tool_calls
+    WHERE org_id = ?2 AND session_id = ?3 AND model IS NOT NULL AND model <> ''
+    ORDER BY ts DESC, id DESC LIMIT 1
+  )
+WHERE org_id = ?2 AND session_id = ?3;
+
+-- name: add_cost_to_session
+UPDATE sessions SET seq = ?, cost_usd = cost_usd + ? WHERE org_id = ? AND session_id = ?;
+
+-- name: set_session_provider
+UPDATE sessions SET seq = ?, provider_name = ? WHERE org_id = ? AND session_id = ?;

@@ -1,0 +1,20 @@
+/**
+ * The pagination envelope (§2.10) over keyset pages fetched with one extra row.
+ *
+ * @module
+ */
+import { type CursorKey, encodeCursor } from "./cursor.ts";
+
+/** `{data, next_cursor?}` from `limit + 1` rows. */
+export function pageEnvelope<R>(
+  rows: R[],
+  limit: number,
+  fingerprint: string,
+  keyOf: (row: R) => CursorKey,
+  toObject: (row: R) => unknown,
+): { data: unknown[]; next_cursor?: string } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  if (rows.length <= limit || last === undefined) return { data: page.map(toObject) };
+  return { data: page.map(toObject), next_cursor: encodeCursor(fingerprint, keyOf(last)) };
+}

@@ -1,0 +1,147 @@
+/**
+ * Rows to the spec's objects (§2.3–2.8): timestamps as RFC 3339, optional
+ * fields left out when empty, rejected calls with null duration and success.
+ *
+ * @module
+ */
+import { formatTimestamp } from "../time.ts";
+
+type Row = Record<string, unknown>;
+
+function text(row: Row, column: string): string {
+  const value = row[column];
+  return typeof value === "string" ? value : "";
+}
+
+function integer(row: Row, column: string): number | null {
+  const value = row[column];
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/** Copies the non-empty string columns into `target` under their API names. */
+function optionalFields(target: Row, row: Row, fields: readonly string[]): void {
+  for (const field of fields) {
+    const value = row[field];
+    if (typeof value === "string" && value !== "") target[field] = value;
+  }
+}
+
+/** `success` per spec §2.2: true for ok, false for error, null for rejected. */
+function success(outcome: string): boolean | null {
+  return outcome === "rejected" ? null : outcome === "ok";
+}
+
+/** The model out of `printf('%015d|%s|%s', ts, id, model)`. */
+function modelFromKey(key: unknown): string {
+  if (typeof key !== "string") return "";
+  const second = key.indexOf("|", key.indexOf("|") + 1);
+  return key.slice(second + 1);
+}
+
+/** A session object (§2.3) from a `sessions` row or an aggregated page row. */
+export function sessionObject(row: Row): Row {
+  const first = Number(row.first_seen);
+  const last = Number(row.last_seen);
+  return {
+    session_id: text(row, "session_id"),
+    actor_id: text(row, "actor_id"),
+    first_seen: formatTimestamp(first),
+    last_seen: formatTimestamp(last),
+    tool_call_count: Number(row.tool_call_count),
+    agent_system: text(row, "agent_system"),
+    agent_version: text(row, "agent_version"),
+    model: "model_key" in row ? modelFromKey(row.model_key) : text(row, "model"),
+    error_count: Number(row.error_count),
+    success_count: Number(row.success_count),
+    total_duration_ms: last - first,
+    cost_usd: Number(row.cost_usd),
+    tags: [],
+  };
+}
+
+const CALL_OPTIONAL = ["error_message", "decision", "decision_source"] as const;
+
+/** A tool call as listed inside a session detail (§4.4). */
+export function sessionToolCallObject(row: Row): Row {
+  const outcome = text(row, "outcome");
+  const call: Row = {
+    id: text(row, "id"),
+    timestamp: formatTimestamp(Number(row.ts)),
+    tool_name: text(row, "tool_name"),
+    tool_type: text(row, "tool_type"),
+    category: text(row, "category"),
+    duration_ms: outcome === "rejected" ? null : integer(row, "duration_ms"),
+    success: success(outcome),
+    outcome,
+  };
+  optionalFields(call, row, CALL_OPTIONAL);
+  return call;
+}
+
+/** A tool call object, list form (§2.4). */
+export function toolCallObject(row: Row): Row {
+  const outcome = text(row, "outcome");
+  const call: Row = {
+    id: text(row, "id"),
+    timestamp: formatTimestamp(Number(row.ts)),
+    session_id: text(row, "session_id"),
+    actor_id: text(row, "actor_id"),
+    tool_name: text(row, "tool_name"),
+    tool_type: text(row, "tool_type"),
+    category: text(row, "category"),
+    duration_ms: outcome === "rejected" ? null : integer(row, "duration_ms"),
+    success: success(outcome),
+    outcome,
+  };
+  optionalFields(call, row, CALL_OPTIONAL);
+  call.agent_system = text(row, "agent_system");
+  optionalFields(call, row, ["model"]);
+  return call;
+}
+
+const DETAIL_OPTIONAL = [
+  "prompt_id",
+  "agent_version",
+  "agent_name",
+  "provider_name",
+  "tool_call_id",
+  "tool_use_id",
+  "tool_description",
+  "source",
+  "arguments",
+  "result",
+  "error_type",
+  "mcp_server_name",
+  "mcp_server_scope",
+  "os_type",
+  "host_arch",
+  "terminal_type",
+  "cwd",
+  "trace_id",
+  "span_id",
+] as const;
+
+/** A tool call detail object (§2.5). */
+export function toolCallDetailObject(row: Row): Row {
+  const detail = toolCallObject(row);
+  const outcome = text(row, "outcome");
+  detail.result_size_bytes = outcome === "rejected" ? null : integer(row, "result_size_bytes");
+  optionalFields(detail, row, DETAIL_OPTIONAL);
+  return detail;
+}
+
+/** A risk flag (§2.6). */
+export function riskFlagObject(row: Row): Row {
+  return {
+    timestamp: formatTimestamp(Number(row.ts)),
+    tool_call_id: text(row, "tool_call_id"),
+    tool_name: text(row, "tool_name"),
+    flag: text(row, "flag"),
+    evidence: text(row, "evidence"),
+  };
+}
+
+/** An external domain entry (§2.8). */
+export function domainObject(row: Row): Row {
+  return { domain: text(row, "domain"), scheme: text(row, "scheme"), hits: Number(row.hits) };
+}

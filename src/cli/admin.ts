@@ -1,0 +1,80 @@
+/**
+ * Admin commands over the key store (DESIGN §3): `org`, `member`, `key`,
+ * `actor`. They open `keys.db` directly, so they work while `serve` runs and
+ * the server sees their effect on its next request.
+ *
+ * @module
+ */
+import { openKeyStore } from "../store/data_dir.ts";
+import type { KeyStore } from "../store/keys.ts";
+import {
+  dataDirOf,
+  type FlagSpec,
+  parseFlags,
+  printResult,
+  required,
+  UsageError,
+} from "./usage.ts";
+
+type Flags = Record<string, string | undefined>;
+
+interface AdminCommand {
+  flags: FlagSpec;
+  run(store: KeyStore, flags: Flags): Record<string, unknown>;
+}
+
+const text = { type: "string" } as const;
+
+const commands: Record<string, AdminCommand> = {
+  "org create": {
+    flags: { name: text },
+    run: (store, f) => store.createOrg(required(f.name, "name")),
+  },
+  "member add": {
+    flags: { org: text, email: text },
+    run: (store, f) => store.addMember(required(f.org, "org"), required(f.email, "email")),
+  },
+  "member remove": {
+    flags: { org: text, member: text },
+    run: (store, f) => store.removeMember(required(f.org, "org"), required(f.member, "member")),
+  },
+  "key create": {
+    flags: { org: text, member: text, name: text },
+    run: (store, f) =>
+      store.createKey(required(f.org, "org"), required(f.member, "member"), f.name ?? ""),
+  },
+  "key revoke": {
+    flags: { id: text },
+    run: (store, f) => store.revokeKey(required(f.id, "id")),
+  },
+  "key list": {
+    flags: { org: text },
+    run: (store, f) => store.listKeys(required(f.org, "org")),
+  },
+  "actor create": {
+    flags: { org: text, name: text },
+    run: (store, f) => store.createActor(required(f.org, "org"), f.name ?? ""),
+  },
+};
+
+/** Names of the admin commands, for usage text. */
+export const adminCommandNames = Object.keys(commands);
+
+/** Whether `group` starts an admin command (`org`, `member`, `key`, `actor`). */
+export function isAdminGroup(group: string): boolean {
+  return adminCommandNames.some((name) => name.startsWith(`${group} `));
+}
+
+/** Runs `group action …flags`; usage errors before anything is opened. */
+export function runAdminCommand(group: string, action: string | undefined, args: string[]): void {
+  const name = `${group} ${action ?? ""}`.trim();
+  const command = commands[name];
+  if (!command) throw new UsageError(`Unknown command: "${name}"`);
+  const flags = parseFlags(args, command.flags);
+  const store = openKeyStore(dataDirOf(flags));
+  try {
+    printResult(command.run(store, flags as Flags), flags.json);
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The command line (DESIGN §3): dispatches to `serve`, `demo`, `version` and
+ * the admin commands. Usage and configuration errors print one line and exit 2.
+ *
+ * @module
+ */
+import { ConfigError } from "../config.ts";
+import { KeyStoreInputError } from "../store/keys.ts";
+import { VERSION } from "../version.ts";
+import { SERVICE_NAME } from "../api/ping.ts";
+import { adminCommandNames, isAdminGroup, runAdminCommand } from "./admin.ts";
+import { runServe } from "./serve.ts";
+import { parseFlags, printResult, UsageError } from "./usage.ts";
+
+const USAGE = `Usage: agent-telemetry <command> [flags]
+
+Commands:
+  serve [--listen H:P] [--ingest-listen H:P] [--tls-cert F --tls-key F]
+        [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
+  demo [--actors N] [--days D] [serve flags]
+${adminCommandNames.map((name) => `  ${name}`).join("\n")}
+  version
+
+Every command takes --data DIR (default ./data, env AGENT_TELEMETRY_DATA) and --json.`;
+
+/** Runs the command line; resolves with the exit code. */
+export async function runCli(args: string[]): Promise<number> {
+  const [command, action, ...rest] = args;
+  try {
+    if (command === undefined || command === "help" || command === "--help") {
+      printUsage();
+      return command === undefined ? 2 : 0;
+    }
+    if (command === "serve") {
+      await runServe(args.slice(1));
+    } else if (command === "demo") {
+      const { runDemo } = await import("./demo.ts");
+      await runDemo(args.slice(1));
+    } else if (command === "version") {
+      const flags = parseFlags(args.slice(1), {});
+      printResult({ service: SERVICE_NAME, version: VERSION }, flags.json);
+    } else if (isAdminGroup(command)) {
+      runAdminCommand(command, action, rest);
+    } else {
+      throw new UsageError(`Unknown command: "${command}" (see agent-telemetry help)`);
+    }
+    return 0;
+  } catch (error) {
+    if (
+      error instanceof UsageError || error instanceof ConfigError ||
+      error instanceof KeyStoreInputError
+    ) {
+      printError(error.message);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function printUsage(): void {
+  // deno-lint-ignore no-console
+  console.log(USAGE);
+}
+
+function printError(message: string): void {
+  // deno-lint-ignore no-console
+  console.error(`error: ${message}`);
+}

@@ -1,0 +1,175 @@
+/**
+ * `serve` configuration from flags and `AGENT_TELEMETRY_*` environment
+ * variables, validated with zod before anything is created.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** A configuration problem: one clear line, exit code 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const hostPort = z.string().transform((value, ctx) => {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || !Number.isInteger(port) || port < 0 || port > 65535) {
+    ctx.addIssue({
+      code: "custom",
+      message:
+        `Invalid listen address: "${value}" (expected HOST:PORT with a port from 0 to 65535)`,
+    });
+    return z.NEVER;
+  }
+  return { hostname: match[1]!.replace(/^\[|\]$/g, ""), port };
+});
+
+const positiveInt = (name: string) =>
+  z.union([z.string(), z.number()]).transform((value, ctx) => {
+    const number = Number(value);
+    if (!Number.isSafeInteger(number) || number < 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: `Invalid ${name}: "${value}" (expected an integer ≥ 1)`,
+      });
+      return z.NEVER;
+    }
+    return number;
+  });
+
+const rawConfig = z.object({
+  data: z.string().min(1),
+  listen: hostPort.optional(),
+  ingestListen: hostPort.optional(),
+  tlsCert: z.string().optional(),
+  tlsKey: z.string().optional(),
+  queryTimeoutMs: positiveInt("query timeout").default(30000),
+  ingestMaxBytes: positiveInt("ingest size cap").default(16 * 1024 * 1024),
+  readerThreads: positiveInt("reader thread count").default(2),
+  keepSecrets: z.boolean().default(false),
+});
+
+/** A listen address. */
+export interface ListenAddress {
+  hostname: string;
+  port: number;
+}
+
+/** The validated configuration of `serve`. */
+export interface ServeConfig {
+  dataDir: string;
+  listen: ListenAddress;
+  ingestListen: ListenAddress;
+  tls: { cert: string; key: string } | null;
+  queryTimeoutMs: number;
+  ingestMaxBytes: number;
+  readerThreads: number;
+  keepSecrets: boolean;
+}
+
+/** Flag values as parsed from the command line (strings, booleans). */
+export type ServeFlags = Partial<Record<keyof z.input<typeof rawConfig>, string | boolean>>;
+
+const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
+  data: "AGENT_TELEMETRY_DATA",
+  listen: "AGENT_TELEMETRY_LISTEN",
+  ingestListen: "AGENT_TELEMETRY_INGEST_LISTEN",
+  tlsCert: "AGENT_TELEMETRY_TLS_CERT",
+  tlsKey: "AGENT_TELEMETRY_TLS_KEY",
+  queryTimeoutMs: "AGENT_TELEMETRY_QUERY_TIMEOUT_MS",
+  ingestMaxBytes: "AGENT_TELEMETRY_INGEST_MAX_BYTES",
+  readerThreads: "AGENT_TELEMETRY_READER_THREADS",
+  keepSecrets: "AGENT_TELEMETRY_KEEP_SECRETS",
+};
+
+/** Flags win over environment variables, which win over defaults. */
+export function resolveServeConfig(
+  flags: ServeFlags,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): ServeConfig {
+  const merged: Record<string, unknown> = {};
+  for (const [key, variable] of Object.entries(ENV)) {
+    const value = flags[key as keyof ServeFlags] ?? env(variable);
+    if (value !== undefined) merged[key] = value;
+  }
+  merged.data ??= "./data";
+  if (typeof merged.keepSecrets === "string") {
+    merged.keepSecrets = ["1", "true", "yes"].includes(merged.keepSecrets.toLowerCase());
+  }
+  const parsed = rawConfig.safeParse(merged);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues[0]?.message ?? "Invalid configuration");
+  }
+  const raw = parsed.data;
+  if ((raw.tlsCert === undefined) !== (raw.tlsKey === undefined)) {
+    throw new ConfigError("TLS needs both --tls-cert and --tls-key");
+  }
+  const tls = raw.tlsCert !== undefined && raw.tlsKey !== undefined
+    ? { cert: readPem(raw.tlsCert, "certificate"), key: readPem(raw.tlsKey, "key") }
+    : null;
+  checkDataDirWritable(raw.data);
+  const defaultHost = tls ? "0.0.0.0" : "127.0.0.1";
+  return {
+    dataDir: raw.data,
+    listen: raw.listen ?? { hostname: defaultHost, port: tls ? 443 : 8080 },
+    ingestListen: raw.ingestListen ?? { hostname: defaultHost, port: 4318 },
+    tls,
+    queryTimeoutMs: raw.queryTimeoutMs,
+    ingestMaxBytes: raw.ingestMaxBytes,
+    readerThreads: raw.readerThreads,
+    keepSecrets: raw.keepSecrets,
+  };
+}
+
+function readPem(path: string, what: string): string {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (error) {
+    throw new ConfigError(`Cannot read TLS ${what} file: "${path}" (${describe(error)})`);
+  }
+}
+
+/**
+ * Fails unless `dir` is (or can be created as) a writable directory, without
+ * creating anything: an existing one is probed with a file that is removed
+ * at once; a missing one needs a writable existing ancestor.
+ */
+export function checkDataDirWritable(dir: string): void {
+  let existing = dir;
+  for (;;) {
+    try {
+      const info = Deno.statSync(existing);
+      if (!info.isDirectory) {
+        throw new ConfigError(`Data directory is not a directory: "${existing}"`);
+      }
+      break;
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      if (!(error instanceof Deno.errors.NotFound)) {
+        throw new ConfigError(`Cannot use data directory: "${dir}" (${describe(error)})`);
+      }
+      const parent = parentOf(existing);
+      if (parent === existing) break;
+      existing = parent;
+    }
+  }
+  const probe = `${existing}/.write-probe-${crypto.randomUUID()}`;
+  try {
+    Deno.writeTextFileSync(probe, "");
+    Deno.removeSync(probe);
+  } catch (error) {
+    throw new ConfigError(`Data directory is not writable: "${dir}" (${describe(error)})`);
+  }
+}
+
+function parentOf(path: string): string {
+  const trimmed = path.replace(/\/+$/, "");
+  const index = trimmed.lastIndexOf("/");
+  if (index < 0) return ".";
+  return index === 0 ? "/" : trimmed.slice(0, index);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,19 @@
+/**
+ * The numbered SQL migrations of each SQLite file, imported as text so that
+ * `deno compile` embeds them.
+ *
+ * @module
+ */
+import keysInit from "../../sql/sqlite/keys_0001_init.sql" with { type: "text" };
+import telemetryInit from "../../sql/sqlite/telemetry_0001_init.sql" with { type: "text" };
+import type { Migration } from "./sqlite.ts";
+
+/** Migrations of `keys.db`. */
+export const keyStoreMigrations: readonly Migration[] = [
+  { version: 1, name: "init", sql: keysInit },
+];
+
+/** Migrations of `telemetry.db`. */
+export const telemetryMigrations: readonly Migration[] = [
+  { version: 1, name: "init", sql: telemetryInit },
+];

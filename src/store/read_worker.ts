@@ -1,0 +1,44 @@
+/**
+ * A reader thread: runs batches of read statements on its own read-only
+ * connection to `telemetry.db`, each batch in one read transaction so that
+ * its statements see one snapshot. Runs off the main thread so a slow query
+ * never stalls the event loop, and can be stopped at the query time limit.
+ *
+ * @module
+ */
+/// <reference lib="deno.worker" />
+import type { SQLInputValue, StatementSync } from "node:sqlite";
+import { openDatabase } from "./sqlite.ts";
+import type { ReadRequest, ReadResponse } from "./reader.ts";
+
+let db: ReturnType<typeof openDatabase> | null = null;
+const statements = new Map<string, StatementSync>();
+
+function prepared(sql: string): StatementSync {
+  let statement = statements.get(sql);
+  if (!statement) {
+    statement = db!.prepare(sql);
+    statements.set(sql, statement);
+  }
+  return statement;
+}
+
+self.onmessage = (message: MessageEvent<ReadRequest>) => {
+  const request = message.data;
+  let response: ReadResponse;
+  try {
+    db ??= openDatabase(request.path, { readOnly: true });
+    db.exec("BEGIN");
+    try {
+      const results = request.statements.map(({ sql, params }) =>
+        prepared(sql).all(...(params as SQLInputValue[]))
+      );
+      response = { id: request.id, results };
+    } finally {
+      db.exec("COMMIT");
+    }
+  } catch (error) {
+    response = { id: request.id, error: error instanceof Error ? error.message : String(error) };
+  }
+  self.postMessage(response);
+};

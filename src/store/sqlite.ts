@@ -1,0 +1,70 @@
+/**
+ * Opening SQLite files the one way this service uses them: busy timeout first,
+ * then WAL, `synchronous=NORMAL` and foreign keys; numbered migrations applied
+ * in one transaction; a `tx()` helper for write transactions.
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+
+/** A numbered schema step, applied once, in order. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Options for {@link openDatabase}. */
+export interface OpenOptions {
+  /** Milliseconds a writer waits for another writer before SQLITE_BUSY. */
+  busyTimeoutMs?: number;
+  readOnly?: boolean;
+}
+
+/** Opens (creating when missing) a SQLite file with the service's pragmas. */
+export function openDatabase(path: string, options: OpenOptions = {}): DatabaseSync {
+  const db = new DatabaseSync(path, {
+    timeout: options.busyTimeoutMs ?? 5000,
+    readOnly: options.readOnly ?? false,
+    enableForeignKeyConstraints: true,
+  });
+  if (!options.readOnly) db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec("PRAGMA temp_store = MEMORY");
+  db.exec("PRAGMA cache_size = -65536");
+  return db;
+}
+
+/**
+ * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
+ * Nested calls join the outer transaction.
+ */
+export function tx<T>(db: DatabaseSync, fn: () => T): T {
+  if (db.isTransaction) return fn();
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const value = fn();
+    db.exec("COMMIT");
+    return value;
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw error;
+  }
+}
+
+/** Applies the migrations newer than the file's `user_version`, all in one transaction. */
+export function migrate(db: DatabaseSync, migrations: readonly Migration[]): number {
+  const current = Number(
+    (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+  );
+  const pending = migrations.filter((m) => m.version > current)
+    .sort((a, b) => a.version - b.version);
+  const last = pending.at(-1);
+  if (!last) return current;
+  tx(db, () => {
+    for (const migration of pending) db.exec(migration.sql);
+    db.exec(`PRAGMA user_version = ${last.version}`);
+  });
+  return last.version;
+}

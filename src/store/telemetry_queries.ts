@@ -1,0 +1,150 @@
+/**
+ * Builds the read statements of the query API from validated filters: the
+ * SQL text comes from `sql/sqlite/queries.sql`, with parameterized `AND …`
+ * predicates spliced in where a filter is set.
+ *
+ * @module
+ */
+import queriesSql from "../../sql/sqlite/queries.sql" with { type: "text" };
+import { namedSql, parseNamedSql } from "./named_sql.ts";
+import type { ReadStatement } from "./reader.ts";
+
+const queries = parseNamedSql(queriesSql);
+
+/** Named statement text, for tests that inspect query plans. */
+export function querySql(name: string): string {
+  return namedSql(queries, name);
+}
+
+type Param = string | number | null;
+
+/** Filters that select tool calls (spec §4.2, §4.5). */
+export interface CallFilters {
+  after?: number;
+  before?: number;
+  agent?: string;
+  actor?: string;
+  team?: string[];
+  sessionId?: string;
+  toolName?: string;
+  toolType?: string;
+  category?: string;
+  outcome?: string;
+}
+
+/** A keyset position: the last row's sort value and id. */
+export type PageKey = [number, string];
+
+function callPredicates(filters: CallFilters): { sql: string; params: Param[] } {
+  const parts: string[] = [];
+  const params: Param[] = [];
+  const add = (sql: string, ...values: Param[]) => {
+    parts.push(sql);
+    params.push(...values);
+  };
+  if (filters.after !== undefined) add("AND ts >= ?", filters.after);
+  if (filters.before !== undefined) add("AND ts <= ?", filters.before);
+  if (filters.agent !== undefined) add("AND agent_system = ?", filters.agent);
+  if (filters.actor !== undefined) add("AND actor_id = ?", filters.actor);
+  if (filters.team !== undefined) {
+    add(`AND actor_id IN (${filters.team.map(() => "?").join(", ")})`, ...filters.team);
+  }
+  if (filters.sessionId !== undefined) add("AND session_id = ?", filters.sessionId);
+  if (filters.toolName !== undefined) add("AND tool_name = ?", filters.toolName);
+  if (filters.toolType !== undefined) add("AND tool_type = ?", filters.toolType);
+  if (filters.category !== undefined) add("AND category = ?", filters.category);
+  if (filters.outcome !== undefined) add("AND outcome = ?", filters.outcome);
+  return { sql: parts.join(" "), params };
+}
+
+function splice(sql: string, marker: string, predicate: string): string {
+  return sql.replace(marker, predicate);
+}
+
+/** One page of tool calls, newest first; fetches `limit + 1` rows to see if more exist. */
+export function toolCallsPage(
+  orgId: string,
+  filters: CallFilters,
+  after: PageKey | null,
+  limit: number,
+): ReadStatement {
+  const where = callPredicates(filters);
+  let sql = where.sql;
+  const params: Param[] = [orgId, ...where.params];
+  if (after) {
+    sql += " AND (ts, id) < (?, ?)";
+    params.push(...after);
+  }
+  params.push(limit + 1);
+  return { sql: splice(querySql("tool_calls_page"), "/*filters*/", sql), params };
+}
+
+/** Session filters: call filters plus the domain the session must have reached. */
+export interface SessionFilters extends CallFilters {
+  domain?: string;
+}
+
+/** Whether a filter set needs sessions rebuilt from matching calls. */
+export function selectsCalls(filters: SessionFilters): boolean {
+  return Object.values(filters).some((value) => value !== undefined);
+}
+
+/** One page of sessions by `last_seen`, newest first; `limit + 1` rows. */
+export function sessionsPage(
+  orgId: string,
+  filters: SessionFilters,
+  after: PageKey | null,
+  limit: number,
+): ReadStatement {
+  if (!selectsCalls(filters)) {
+    const params: Param[] = [orgId];
+    let page = "";
+    if (after) {
+      page = "AND (last_seen, session_id) < (?, ?)";
+      params.push(...after);
+    }
+    params.push(limit + 1);
+    return { sql: splice(querySql("sessions_page"), "/*filters*/", page), params };
+  }
+  const where = callPredicates(filters);
+  let predicates = where.sql;
+  const params: Param[] = [orgId, ...where.params];
+  if (filters.domain !== undefined) {
+    predicates +=
+      " AND session_id IN (SELECT session_id FROM domain_hits WHERE org_id = ? AND domain = ?)";
+    params.push(orgId, filters.domain);
+  }
+  params.push(orgId);
+  let page = "";
+  if (after) {
+    page = "AND (g.last_seen, g.session_id) < (?, ?)";
+    params.push(...after);
+  }
+  params.push(limit + 1);
+  const sql = splice(
+    splice(querySql("filtered_sessions_page"), "/*filters*/", predicates),
+    "/*page*/",
+    page,
+  );
+  return { sql, params };
+}
+
+/** The statements of a session detail, read in one snapshot. */
+export function sessionDetail(orgId: string, sessionId: string): ReadStatement[] {
+  return ["session", "session_tool_calls", "session_risk_flags", "session_domains"].map((
+    name,
+  ) => ({ sql: querySql(name), params: [orgId, sessionId] }));
+}
+
+/** One tool call with every stored field. */
+export function toolCallDetail(orgId: string, id: string): ReadStatement {
+  return { sql: querySql("tool_call"), params: [orgId, id] };
+}
+
+/** A facet list of distinct values, alphabetical, at most 1,000. */
+export function facet(
+  orgId: string,
+  name: "agents" | "domains" | "tool_names" | "tool_types" | "categories",
+): ReadStatement {
+  return { sql: querySql(`facet_${name}`), params: [orgId] };
+}

@@ -1,0 +1,342 @@
+/**
+ * The ingest write path: stores the events of one export request in one
+ * SQLite transaction, with detection, idempotent ids and the session rows
+ * kept current.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import ingestSql from "../../sql/sqlite/ingest.sql" with { type: "text" };
+import { detectToolCall } from "../detect/mod.ts";
+import type {
+  DecisionEvent,
+  ModelCallEvent,
+  SessionInfoEvent,
+  TelemetryEvent,
+  ToolCallEvent,
+} from "../ingest/types.ts";
+import { namedSql, parseNamedSql } from "./named_sql.ts";
+import { tx } from "./sqlite.ts";
+
+const statementsSql = parseNamedSql(ingestSql);
+
+/** Options of the write path. */
+export interface WriterOptions {
+  /** Replace detected secrets by `[REDACTED:<kind>]` in stored arguments and results. */
+  redactSecrets: boolean;
+}
+
+/** What one export request stored. */
+export interface IngestSummary {
+  toolCalls: number;
+  modelCalls: number;
+}
+
+/** The sender of a batch: an organization and one of its actors. */
+export interface Sender {
+  orgId: string;
+  actorId: string;
+}
+
+/** A stable row id from the organization, session and the event's identity. */
+export function deriveRowId(prefix: string, orgId: string, sessionId: string, identity: string) {
+  const digest = createHash("sha256").update(`${orgId}\u0000${sessionId}\u0000${identity}`)
+    .digest("hex");
+  return `${prefix}_${digest.slice(0, 32)}`;
+}
+
+type ToolCallRow = Omit<ToolCallEvent, "kind" | "sessionId" | "identity"> & {
+  sessionId: string;
+};
+
+/** Writes telemetry into `telemetry.db`. */
+export class TelemetryWriter {
+  readonly #db: DatabaseSync;
+  readonly #options: WriterOptions;
+  readonly #statements = new Map<string, StatementSync>();
+  #seq = 0;
+
+  constructor(db: DatabaseSync, options: WriterOptions) {
+    this.#db = db;
+    this.#options = options;
+  }
+
+  /** Stores every event of one export request, all or nothing. */
+  ingest(sender: Sender, events: readonly TelemetryEvent[]): IngestSummary {
+    const summary: IngestSummary = { toolCalls: 0, modelCalls: 0 };
+    if (events.length === 0) return summary;
+    tx(this.#db, () => {
+      this.#seq = Number((this.#run("read_seq", "get") as { value: number }).value);
+      for (const event of events) {
+        switch (event.kind) {
+          case "tool_call":
+            if (this.#storeToolCall(sender, event)) summary.toolCalls++;
+            break;
+          case "decision":
+            if (this.#storeDecision(sender, event)) summary.toolCalls++;
+            break;
+          case "model_call":
+            if (this.#storeModelCall(sender, event)) summary.modelCalls++;
+            break;
+          case "session_info":
+            this.#storeSessionInfo(sender, event);
+            break;
+        }
+      }
+      this.#run("write_seq", "run", this.#seq);
+    });
+    return summary;
+  }
+
+  #storeToolCall(sender: Sender, event: ToolCallEvent): boolean {
+    const id = deriveRowId("tc", sender.orgId, event.sessionId, event.identity);
+    const existing = this.#run("find_tool_call", "get", id) as { outcome: string } | undefined;
+    if (existing && existing.outcome !== "rejected") return false;
+    this.#ensureSession(sender, event);
+    let decision = event.decision;
+    let decisionSource = event.decisionSource;
+    if (decision === undefined && event.toolCallId !== undefined) {
+      const stored = this.#run(
+        "find_decision",
+        "get",
+        sender.orgId,
+        event.sessionId,
+        event.toolCallId,
+      ) as { decision: string; decision_source: string | null } | undefined;
+      decision = stored?.decision;
+      decisionSource = stored?.decision_source ?? undefined;
+    }
+    const row: ToolCallRow = { ...event, decision, decisionSource };
+    if (existing) {
+      // A result after a stored reject: the result wins, under the same id.
+      this.#forgetDetections(id);
+      this.#run("delete_tool_call", "run", id);
+      this.#insertToolCall(sender, id, row);
+      this.#run("recount_session", "run", this.#nextSeq(), sender.orgId, event.sessionId);
+      return false;
+    }
+    this.#insertToolCall(sender, id, row);
+    this.#addCallToSession(sender.orgId, row);
+    return true;
+  }
+
+  #storeDecision(sender: Sender, event: DecisionEvent): boolean {
+    this.#run(
+      "upsert_decision",
+      "run",
+      sender.orgId,
+      event.sessionId,
+      event.toolCallId,
+      event.decision,
+      event.decisionSource ?? null,
+    );
+    const id = deriveRowId("tc", sender.orgId, event.sessionId, event.identity);
+    const existing = this.#run("find_tool_call", "get", id);
+    if (existing) {
+      this.#run(
+        "annotate_decision",
+        "run",
+        event.decision,
+        event.decisionSource ?? null,
+        this.#nextSeq(),
+        id,
+      );
+      return false;
+    }
+    if (!event.rejects) return false;
+    this.#ensureSession(sender, event);
+    const row: ToolCallRow = {
+      ...event,
+      outcome: "rejected",
+      durationMs: null,
+      resultSizeBytes: null,
+    };
+    this.#insertToolCall(sender, id, row);
+    this.#addCallToSession(sender.orgId, row);
+    return true;
+  }
+
+  #storeModelCall(sender: Sender, event: ModelCallEvent): boolean {
+    const id = deriveRowId("mc", sender.orgId, event.sessionId, event.identity);
+    this.#ensureSession(sender, event);
+    let provider = event.providerName;
+    if (provider === "") {
+      const session = this.#run("find_session", "get", sender.orgId, event.sessionId) as {
+        provider_name: string;
+      };
+      provider = session.provider_name;
+    }
+    const inserted = this.#run(
+      "insert_model_call",
+      "run",
+      id,
+      sender.orgId,
+      this.#nextSeq(),
+      event.sessionId,
+      sender.actorId,
+      event.timeMs,
+      event.agentSystem,
+      provider,
+      event.model,
+      event.inputTokens,
+      event.outputTokens,
+      event.cacheReadTokens,
+      event.cacheCreationTokens,
+      event.costUsd,
+      event.durationMs,
+    ) as { changes: number | bigint };
+    if (Number(inserted.changes) === 0) return false;
+    if (event.costUsd !== null) {
+      this.#run(
+        "add_cost_to_session",
+        "run",
+        this.#nextSeq(),
+        event.costUsd,
+        sender.orgId,
+        event.sessionId,
+      );
+    }
+    return true;
+  }
+
+  #storeSessionInfo(sender: Sender, event: SessionInfoEvent): void {
+    if (event.providerName === "") return;
+    this.#ensureSession(sender, event);
+    this.#run(
+      "set_session_provider",
+      "run",
+      this.#nextSeq(),
+      event.providerName,
+      sender.orgId,
+      event.sessionId,
+    );
+  }
+
+  #ensureSession(sender: Sender, event: TelemetryEvent): void {
+    this.#run(
+      "ensure_session",
+      "run",
+      sender.orgId,
+      event.sessionId,
+      this.#nextSeq(),
+      sender.actorId,
+      event.agentSystem,
+      event.agentVersion,
+    );
+  }
+
+  #addCallToSession(orgId: string, row: ToolCallRow): void {
+    this.#run(
+      "add_call_to_session",
+      "run",
+      this.#nextSeq(),
+      row.timeMs,
+      row.outcome === "error" ? 1 : 0,
+      row.outcome === "ok" ? 1 : 0,
+      row.agentVersion,
+      row.model ?? "",
+      orgId,
+      row.sessionId,
+    );
+  }
+
+  #insertToolCall(sender: Sender, id: string, row: ToolCallRow): void {
+    const detection = detectToolCall({
+      toolName: row.toolName,
+      toolType: row.toolType,
+      category: row.category,
+      ...(row.arguments === undefined ? {} : { arguments: row.arguments }),
+      ...(row.result === undefined ? {} : { result: row.result }),
+    }, { redact: this.#options.redactSecrets });
+    const seq = this.#nextSeq();
+    this.#run(
+      "insert_tool_call",
+      "run",
+      id,
+      sender.orgId,
+      seq,
+      row.sessionId,
+      sender.actorId,
+      row.timeMs,
+      row.toolName,
+      row.toolType,
+      row.category,
+      row.outcome,
+      row.durationMs,
+      row.resultSizeBytes,
+      row.agentSystem,
+      row.agentVersion,
+      row.model ?? null,
+      row.errorMessage ?? null,
+      row.errorType ?? null,
+      row.decision ?? null,
+      row.decisionSource ?? null,
+      row.promptId ?? null,
+      row.agentName ?? null,
+      row.providerName ?? null,
+      row.toolCallId ?? null,
+      row.toolUseId ?? null,
+      row.toolDescription ?? null,
+      row.source,
+      detection.arguments ?? null,
+      detection.result ?? null,
+      row.mcpServerName ?? null,
+      row.mcpServerScope ?? null,
+      row.osType ?? null,
+      row.hostArch ?? null,
+      row.terminalType ?? null,
+      row.cwd ?? null,
+      row.traceId ?? null,
+      row.spanId ?? null,
+    );
+    for (const finding of detection.flags) {
+      this.#run(
+        "insert_risk_flag",
+        "run",
+        id,
+        finding.flag,
+        sender.orgId,
+        seq,
+        row.sessionId,
+        row.timeMs,
+        row.toolCallId ?? id,
+        row.toolName,
+        finding.evidence,
+      );
+    }
+    for (const hit of detection.domains) {
+      this.#run(
+        "insert_domain_hit",
+        "run",
+        id,
+        hit.domain,
+        hit.scheme,
+        sender.orgId,
+        seq,
+        row.sessionId,
+        row.timeMs,
+      );
+    }
+  }
+
+  /** Drops a call's flags and domain hits, leaving tombstones for the replica. */
+  #forgetDetections(id: string): void {
+    this.#run("delete_risk_flags", "run", id);
+    this.#run("delete_domain_hits", "run", id);
+    this.#run("insert_tombstone", "run", this.#nextSeq(), "detections", id);
+  }
+
+  #nextSeq(): number {
+    return ++this.#seq;
+  }
+
+  #run(name: string, mode: "run" | "get", ...params: SQLInputValue[]): unknown {
+    let statement = this.#statements.get(name);
+    if (!statement) {
+      statement = this.#db.prepare(namedSql(statementsSql, name));
+      this.#statements.set(name, statement);
+    }
+    return mode === "run" ? statement.run(...params) : statement.get(...params);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Test harness: a real server on ephemeral loopback ports over a temporary
+ * data directory, keys made through the same key store code the CLI uses,
+ * and small HTTP helpers. Always shut down with `await using`.
+ *
+ * @module
+ */
+import { resolveServeConfig, type ServeFlags } from "../src/config.ts";
+import { type RunningServer, type ServeOverrides, startServer } from "../src/http/server.ts";
+import { openKeyStore } from "../src/store/data_dir.ts";
+
+/** An organization with a member, an API key and one actor. */
+export interface TestOrg {
+  orgId: string;
+  memberId: string;
+  apiKey: string;
+  keyId: string;
+  actorId: string;
+  ingestKey: string;
+}
+
+/** A running test server and its data directory. */
+export interface TestServer extends AsyncDisposable {
+  dir: string;
+  server: RunningServer;
+  queryUrl: string;
+  ingestUrl: string;
+  /** GET on the query API with an optional Bearer key. */
+  get(path: string, key?: string, init?: RequestInit): Promise<Response>;
+  /** GET returning status and parsed JSON body. */
+  // deno-lint-ignore no-explicit-any
+  getJson(path: string, key: string): Promise<{ status: number; body: any }>;
+  /** POSTs an OTLP/JSON body to the ingest listener. */
+  ingest(path: string, body: unknown, ingestKey: string): Promise<Response>;
+  createOrg(name?: string): TestOrg;
+  close(): Promise<void>;
+}
+
+/** Starts a server on 127.0.0.1 with ephemeral ports over a fresh temp dir. */
+export async function startTestServer(
+  options: { flags?: ServeFlags; overrides?: ServeOverrides; dir?: string } = {},
+): Promise<TestServer> {
+  const dir = options.dir ?? await Deno.makeTempDir({ prefix: "agent-telemetry-test-" });
+  const config = resolveServeConfig({
+    data: dir,
+    listen: "127.0.0.1:0",
+    ingestListen: "127.0.0.1:0",
+    ...options.flags,
+  }, () => undefined);
+  const server = await startServer(config, { quiet: true, ...options.overrides });
+  const get = (path: string, key?: string, init: RequestInit = {}) =>
+    fetch(server.queryUrl + path, {
+      ...init,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...init.headers },
+    });
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await server.close();
+    if (!options.dir) await Deno.remove(dir, { recursive: true });
+  };
+  return {
+    dir,
+    server,
+    queryUrl: server.queryUrl,
+    ingestUrl: server.ingestUrl,
+    get,
+    async getJson(path, key) {
+      const response = await get(path, key);
+      const text = await response.text();
+      return { status: response.status, body: text === "" ? null : JSON.parse(text) };
+    },
+    ingest(path, body, ingestKey) {
+      return fetch(server.ingestUrl + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ingestKey}` },
+        body: JSON.stringify(body),
+      });
+    },
+    createOrg(name = "Acme") {
+      return createTestOrg(dir, name);
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** Creates an org, member, API key and actor through the CLI's key store code. */
+export function createTestOrg(dir: string, name = "Acme"): TestOrg {
+  const store = openKeyStore(dir);
+  try {
+    const org = store.createOrg(name);
+    const member = store.addMember(org.id, `admin@${name.toLowerCase()}.test`);
+    const key = store.createKey(org.id, member.id, "test");
+    const actor = store.createActor(org.id, "dev");
+    return {
+      orgId: org.id,
+      memberId: member.id,
+      apiKey: key.key,
+      keyId: key.id,
+      actorId: actor.actor_id,
+      ingestKey: actor.ingest_key,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** Runs the CLI in a subprocess, as a user would. */
+export async function runCliProcess(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL("../main.ts", import.meta.url).pathname, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}

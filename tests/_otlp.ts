@@ -1,0 +1,118 @@
+/**
+ * Builders of OTLP/JSON export requests shaped like Claude Code's events, for
+ * tests that load data through the real ingest path.
+ *
+ * @module
+ */
+
+type Value = string | number | boolean;
+
+function attributes(values: Record<string, Value | undefined>) {
+  return Object.entries(values).filter(([, v]) => v !== undefined).map(([key, value]) => ({
+    key,
+    value: typeof value === "string"
+      ? { stringValue: value }
+      : typeof value === "boolean"
+      ? { boolValue: value }
+      : Number.isInteger(value)
+      ? { intValue: String(value) }
+      : { doubleValue: value },
+  }));
+}
+
+/** A Claude Code log record: body `claude_code.<event>`, string-typed numbers as Claude sends. */
+export function claudeEvent(
+  event: string,
+  timeMs: number,
+  attrs: Record<string, Value | undefined>,
+) {
+  return {
+    timeUnixNano: `${BigInt(timeMs) * 1_000_000n}`,
+    observedTimeUnixNano: `${BigInt(timeMs) * 1_000_000n}`,
+    body: { stringValue: `claude_code.${event}` },
+    attributes: attributes({
+      "event.name": event,
+      "event.timestamp": new Date(timeMs).toISOString(),
+      ...attrs,
+    }),
+  };
+}
+
+/** Options of a Claude Code tool call. */
+export interface ToolCallSpec {
+  session: string;
+  id: string;
+  tool: string;
+  timeMs: number;
+  success?: boolean;
+  durationMs?: number;
+  input?: unknown;
+  error?: string;
+  mcpScope?: string;
+}
+
+/** A `tool_result` record. */
+export function toolResult(spec: ToolCallSpec) {
+  return claudeEvent("tool_result", spec.timeMs, {
+    "session.id": spec.session,
+    "tool_name": spec.tool,
+    "tool_use_id": spec.id,
+    "success": String(spec.success ?? true),
+    "duration_ms": String(spec.durationMs ?? 10),
+    "tool_input": spec.input === undefined ? undefined : JSON.stringify(spec.input),
+    "error": spec.error,
+    "mcp_server_scope": spec.mcpScope,
+    "decision_type": "accept",
+    "decision_source": "config",
+    "prompt.id": "prompt-1",
+    "terminal.type": "vscode",
+    "app.version": "2.1.240",
+  });
+}
+
+/** A `tool_decision` record. */
+export function toolDecision(
+  spec: { session: string; id: string; tool: string; timeMs: number; decision: string },
+) {
+  return claudeEvent("tool_decision", spec.timeMs, {
+    "session.id": spec.session,
+    "tool_name": spec.tool,
+    "tool_use_id": spec.id,
+    "decision": spec.decision,
+    "source": "user_reject",
+  });
+}
+
+/** An `api_request` record (a model call). */
+export function apiRequest(
+  spec: { session: string; timeMs: number; model: string; costUsd?: number; requestId: string },
+) {
+  return claudeEvent("api_request", spec.timeMs, {
+    "session.id": spec.session,
+    "model": spec.model,
+    "input_tokens": "100",
+    "output_tokens": "50",
+    "cache_read_tokens": "10",
+    "cache_creation_tokens": "5",
+    "cost_usd": spec.costUsd === undefined ? undefined : String(spec.costUsd),
+    "duration_ms": "900",
+    "request_id": spec.requestId,
+  });
+}
+
+/** An ExportLogsServiceRequest from Claude Code with the given records. */
+export function claudeExport(records: unknown[], service = "claude-code") {
+  return {
+    resourceLogs: [{
+      resource: {
+        attributes: attributes({
+          "service.name": service,
+          "service.version": "2.1.240",
+          "os.type": "linux",
+          "host.arch": "amd64",
+        }),
+      },
+      scopeLogs: [{ scope: { name: "com.anthropic.claude_code.events" }, logRecords: records }],
+    }],
+  };
+}

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import type { KeyVerifier } from "../src/store/keys.ts";
+import { startTestServer } from "./_harness.ts";
+
+Deno.test("unknown paths are 404 text before auth, wrong methods 405 text", async (t) => {
+  await using server = await startTestServer();
+  const org = server.createOrg();
+  for (const path of ["/", "/v1", "/v1/", "/v1/nope", "/v1/sessions/a/b", "/v1/tool-calls/"]) {
+    await t.step(`GET ${path} → 404`, async () => {
+      const response = await server.get(path);
+      assert.equal(response.status, 404);
+      assert.match(response.headers.get("content-type") ?? "", /^text\/plain/);
+      assert.equal(await response.text(), "404 page not found");
+    });
+  }
+  for (const method of ["POST", "PUT", "DELETE", "PATCH", "HEAD"]) {
+    await t.step(`${method} /v1/sessions → 405`, async () => {
+      const response = await server.get("/v1/sessions", undefined, { method });
+      assert.equal(response.status, 405);
+      const body = await response.text();
+      if (method !== "HEAD") assert.equal(body, "Method Not Allowed");
+    });
+  }
+  await t.step("405 comes before auth, also with a valid key", async () => {
+    const response = await server.get("/v1/ping", org.apiKey, { method: "POST" });
+    assert.equal(response.status, 405);
+    await response.body?.cancel();
+  });
+});
+
+Deno.test("auth accepts exactly 'Bearer <key>' and refuses everything else with the fixed 401", async (t) => {
+  await using server = await startTestServer();
+  const org = server.createOrg();
+  const other = server.createOrg("Other");
+  await t.step("a valid key", async () => {
+    const ping = await server.getJson("/v1/ping", org.apiKey);
+    assert.equal(ping.status, 200);
+  });
+  const bad: Record<string, string | undefined> = {
+    "missing header": undefined,
+    "wrong scheme": `Basic ${org.apiKey}`,
+    "lower-case scheme": `bearer ${org.apiKey}`,
+    "two spaces": `Bearer  ${org.apiKey}`,
+    "trailing space": `Bearer ${org.apiKey} `,
+    "no key": "Bearer ",
+    "unknown key": "Bearer wb_api_0000000000000000000000000000000000000000000",
+    "an ingest key": `Bearer ${org.ingestKey}`,
+    "another org's ingest key": `Bearer ${other.ingestKey}`,
+  };
+  for (const [name, header] of Object.entries(bad)) {
+    await t.step(name, async () => {
+      const response = await server.get("/v1/sessions", undefined, {
+        headers: header === undefined ? {} : { authorization: header },
+      });
+      assert.equal(response.status, 401);
+      assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
+      assert.deepEqual(await response.json(), {
+        error: { code: "unauthenticated", message: "invalid or missing Bearer credential" },
+      });
+    });
+  }
+});
+
+Deno.test("a key store that cannot be read answers 503 keystore_unavailable", async () => {
+  const failing = (): KeyVerifier => ({
+    verifyApiKey: () => {
+      throw new Error("disk I/O error");
+    },
+    verifyIngestKey: () => {
+      throw new Error("disk I/O error");
+    },
+  });
+  await using server = await startTestServer({ overrides: { keys: failing } });
+  const org = server.createOrg();
+  const response = await server.getJson("/v1/sessions", org.apiKey);
+  assert.equal(response.status, 503);
+  assert.equal(response.body.error.code, "keystore_unavailable");
+  assert.equal(typeof response.body.error.message, "string");
+  const health = await server.getJson("/healthz", "");
+  assert.equal(health.status, 200, "/healthz needs no key store");
+});
+
+Deno.test("key lifecycle: new key works at once, revoked key and removed member's keys fail next request", async () => {
+  await using server = await startTestServer();
+  const org = server.createOrg();
+  const { openKeyStore } = await import("../src/store/data_dir.ts");
+  const store = openKeyStore(server.dir);
+  try {
+    const fresh = store.createKey(org.orgId, org.memberId, "fresh");
+    assert.equal((await server.getJson("/v1/ping", fresh.key)).status, 200);
+    store.revokeKey(fresh.id);
+    assert.equal((await server.getJson("/v1/ping", fresh.key)).status, 401);
+    assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+    const result = store.removeMember(org.orgId, org.memberId);
+    assert.equal(result.revoked_keys, 1);
+    assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 401);
+  } finally {
+    store.close();
+  }
+});

@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { runCliProcess, startTestServer } from "./_harness.ts";
+
+async function json(args: string[]) {
+  const result = await runCliProcess([...args, "--json"]);
+  assert.equal(result.code, 0, result.stderr);
+  const lines = result.stdout.trim().split("\n");
+  assert.equal(lines.length, 1, `one JSON object on stdout, got: ${result.stdout}`);
+  return JSON.parse(lines[0]!);
+}
+
+Deno.test("CLI admin commands print one JSON object each, also while the server runs", async () => {
+  await using server = await startTestServer();
+  const data = ["--data", server.dir];
+  const org = await json(["org", "create", "--name", "Acme", ...data]);
+  assert.deepEqual(Object.keys(org).sort(), ["id", "name"]);
+  const member = await json(["member", "add", "--org", org.id, "--email", "a@acme.test", ...data]);
+  assert.deepEqual(member, { id: member.id, org: org.id, email: "a@acme.test" });
+  const key = await json(["key", "create", "--org", org.id, "--member", member.id, ...data]);
+  assert.match(key.key, /^wb_api_[0-9A-Za-z]{43,}$/);
+  assert.deepEqual(Object.keys(key).sort(), ["id", "key", "member", "org"]);
+
+  const ping = await server.getJson("/v1/ping", key.key);
+  assert.equal(ping.status, 200, "a key created by the CLI works at once on the running server");
+
+  const listed = await json(["key", "list", "--org", org.id, ...data]);
+  assert.equal(listed.keys.length, 1);
+  assert.equal(listed.keys[0].id, key.id);
+  assert.equal("revoked_at" in listed.keys[0], false);
+  assert.equal(JSON.stringify(listed).includes(key.key), false, "key list never shows the key");
+
+  const actor = await json(["actor", "create", "--org", org.id, "--name", "laptop", ...data]);
+  assert.match(actor.actor_id, /^act_/);
+  assert.match(actor.ingest_key, /^wb_ingest_[0-9A-Za-z]{43,}$/);
+
+  const revoked = await json(["key", "revoke", "--id", key.id, ...data]);
+  assert.equal(revoked.id, key.id);
+  assert.match(revoked.revoked_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  assert.equal((await server.getJson("/v1/ping", key.key)).status, 401);
+
+  const second = await json(["key", "create", "--org", org.id, "--member", member.id, ...data]);
+  const removed = await json(["member", "remove", "--org", org.id, "--member", member.id, ...data]);
+  assert.deepEqual(removed, { member: member.id, revoked_keys: 1 });
+  assert.equal((await server.getJson("/v1/ping", second.key)).status, 401);
+
+  const version = await json(["version"]);
+  assert.deepEqual(Object.keys(version).sort(), ["service", "version"]);
+});
+
+Deno.test("CLI bad arguments print one line and exit 2", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cases = [
+      ["nope"],
+      ["org", "create", "--data", dir],
+      ["org", "create", "--name", "x", "--bogus", "--data", dir],
+      ["org", "explode", "--data", dir],
+      ["member", "add", "--org", "org_missing", "--email", "a@b.c", "--data", dir],
+      ["key", "revoke", "--id", "key_missing", "--data", dir],
+      ["serve", "--listen", "127.0.0.1:99999", "--data", `${dir}/never`],
+    ];
+    for (const args of cases) {
+      await t.step(args.slice(0, 2).join(" "), async () => {
+        const result = await runCliProcess(args);
+        assert.equal(result.code, 2, result.stderr);
+        assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+        assert.match(result.stderr, /^error: /);
+      });
+    }
+    await t.step("a bad port creates nothing", async () => {
+      await assert.rejects(Deno.stat(`${dir}/never`), Deno.errors.NotFound);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

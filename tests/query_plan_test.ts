@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { openDataDir } from "../src/store/data_dir.ts";
+import { openDatabase } from "../src/store/sqlite.ts";
+import { type CallFilters, sessionsPage, toolCallsPage } from "../src/store/telemetry_queries.ts";
+import type { ReadStatement } from "../src/store/reader.ts";
+
+function plan(db: ReturnType<typeof openDatabase>, statement: ReadStatement): string {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${statement.sql}`).all(...statement.params) as {
+    detail: string;
+  }[];
+  return rows.map((row) => row.detail).join("\n");
+}
+
+function assertIndexed(detail: string, table: string) {
+  assert.match(detail, new RegExp(`SEARCH ${table} USING (COVERING )?INDEX`), detail);
+  assert.doesNotMatch(detail, new RegExp(`SCAN ${table}\\b`), detail);
+  assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
+}
+
+Deno.test("list and cursor queries use an index for filter and order, with no sort step", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const data = openDataDir(dir, { redactSecrets: true });
+  const db = openDatabase(`${dir}/telemetry.db`, { readOnly: true });
+  try {
+    db.exec("ANALYZE");
+    const cursor: [number, string] = [1_700_000_000_000, "tc_x"];
+    await t.step("sessions, unfiltered, first page and cursor page", () => {
+      assertIndexed(plan(db, sessionsPage("org", {}, null, 50)), "sessions");
+      assertIndexed(plan(db, sessionsPage("org", {}, cursor, 50)), "sessions");
+    });
+    const filters: [string, CallFilters][] = [
+      ["none", {}],
+      ["session", { sessionId: "s" }],
+      ["tool name", { toolName: "Bash" }],
+      ["tool type", { toolType: "mcp" }],
+      ["category", { category: "file_read" }],
+      ["outcome", { outcome: "error" }],
+      ["actor", { actor: "act_1" }],
+    ];
+    for (const [name, filter] of filters) {
+      await t.step(`tool calls, ${name}, first page and cursor page`, () => {
+        assertIndexed(plan(db, toolCallsPage("org", filter, null, 50)), "tool_calls");
+        assertIndexed(plan(db, toolCallsPage("org", filter, cursor, 50)), "tool_calls");
+      });
+    }
+  } finally {
+    db.close();
+    data.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,195 @@
+import assert from "node:assert/strict";
+import { createTestOrg, runCliProcess, startTestServer } from "./_harness.ts";
+
+async function openssl(args: string[], cwd: string): Promise<void> {
+  const result = await new Deno.Command("openssl", { args, cwd, stdout: "null", stderr: "piped" })
+    .output();
+  if (!result.success) throw new Error(new TextDecoder().decode(result.stderr));
+}
+
+/** A throwaway CA and a leaf certificate for 127.0.0.1 signed by it. */
+async function makeCertificates(dir: string): Promise<{ ca: string; cert: string; key: string }> {
+  await openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=test-ca",
+  ], dir);
+  await openssl([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "leaf.key",
+    "-out",
+    "leaf.csr",
+    "-subj",
+    "/CN=127.0.0.1",
+  ], dir);
+  await Deno.writeTextFile(`${dir}/ext.cnf`, "subjectAltName=IP:127.0.0.1\n");
+  await openssl([
+    "x509",
+    "-req",
+    "-in",
+    "leaf.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "leaf.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "ext.cnf",
+  ], dir);
+  return {
+    ca: await Deno.readTextFile(`${dir}/ca.pem`),
+    cert: `${dir}/leaf.pem`,
+    key: `${dir}/leaf.key`,
+  };
+}
+
+Deno.test("serve answers /healthz without a key and /v1/ping with one", async () => {
+  await using server = await startTestServer();
+  const org = server.createOrg();
+  const health = await server.getJson("/healthz", "");
+  assert.deepEqual(health, { status: 200, body: { status: "ok" } });
+  const ping = await server.getJson("/v1/ping", org.apiKey);
+  assert.equal(ping.status, 200);
+  assert.equal(ping.body.service, "agent-telemetry");
+  assert.match(ping.body.version, /^\d+\.\d+\.\d+/);
+});
+
+Deno.test("serve speaks TLS on both listeners with --tls-cert and --tls-key", async () => {
+  const certDir = await Deno.makeTempDir();
+  try {
+    const tls = await makeCertificates(certDir);
+    await using server = await startTestServer({ flags: { tlsCert: tls.cert, tlsKey: tls.key } });
+    assert.match(server.queryUrl, /^https:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(server.ingestUrl, /^https:\/\//);
+    const client = Deno.createHttpClient({ caCerts: [tls.ca] });
+    try {
+      const org = server.createOrg();
+      const ping = await fetch(`${server.queryUrl}/v1/ping`, {
+        client,
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      assert.equal(ping.status, 200);
+      await ping.body?.cancel();
+      const ingest = await fetch(`${server.ingestUrl}/v1/logs`, {
+        client,
+        method: "POST",
+        headers: { authorization: `Bearer ${org.ingestKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ resourceLogs: [] }),
+      });
+      assert.equal(ingest.status, 200);
+      await ingest.body?.cancel();
+    } finally {
+      client.close();
+    }
+  } finally {
+    await Deno.remove(certDir, { recursive: true });
+  }
+});
+
+Deno.test("serve refuses a missing certificate file or an unwritable data directory with exit 2", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await t.step("missing certificate", async () => {
+      const result = await runCliProcess([
+        "serve",
+        "--data",
+        `${dir}/a`,
+        "--tls-cert",
+        `${dir}/nope.pem`,
+        "--tls-key",
+        `${dir}/nope.key`,
+      ]);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /^error: Cannot read TLS certificate file/);
+      await assert.rejects(Deno.stat(`${dir}/a`), Deno.errors.NotFound);
+    });
+    await t.step("data directory is a file", async () => {
+      await Deno.writeTextFile(`${dir}/file`, "");
+      const result = await runCliProcess(["serve", "--data", `${dir}/file/sub`]);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /^error: Data directory is not a directory/);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-all",
+        new URL("../main.ts", import.meta.url).pathname,
+        "serve",
+        "--data",
+        dir,
+        "--listen",
+        "127.0.0.1:0",
+        "--ingest-listen",
+        "127.0.0.1:0",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    while (!(out.match(/listening on/g)?.length === 2)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += value;
+    }
+    const queryUrl = /query API listening on (\S+)/.exec(out)?.[1];
+    assert.ok(queryUrl, out);
+    assert.match(out, /OTLP ingest listening on http:\/\/127\.0\.0\.1:\d+/);
+    const health = await fetch(`${queryUrl}/healthz`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+    child.kill("SIGTERM");
+    const status = await child.status;
+    assert.equal(status.code, 0);
+    reader.releaseLock();
+    await child.stdout.cancel();
+    const stderr = await new Response(child.stderr).text();
+    assert.match(stderr, /"stopped"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("restarting the server keeps keys, and a deleted analytics.duckdb is harmless", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const org = createTestOrg(dir);
+    {
+      await using server = await startTestServer({ dir });
+      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+    }
+    await Deno.remove(`${dir}/analytics.duckdb`).catch(() => {});
+    {
+      await using server = await startTestServer({ dir });
+      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
