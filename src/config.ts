@@ -5,9 +5,11 @@
  * @module
  */
 import { z } from "zod";
+import { UserInputError } from "./errors.ts";
+import type { LogLevel } from "./log.ts";
 
 /** A configuration problem: one clear line, exit code 2. */
-export class ConfigError extends Error {
+export class ConfigError extends UserInputError {
   override name = "ConfigError";
 }
 
@@ -48,6 +50,12 @@ const rawConfig = z.object({
   ingestMaxBytes: positiveInt("ingest size cap").default(16 * 1024 * 1024),
   readerThreads: positiveInt("reader thread count").default(2),
   keepSecrets: z.boolean().default(false),
+  logLevel: z.enum(["debug", "info", "warn", "error", "silent"], {
+    error: (issue) =>
+      `Invalid log level: ${
+        JSON.stringify(issue.input)
+      } (allowed: debug, info, warn, error, silent)`,
+  }).default("info"),
 });
 
 /** A listen address. */
@@ -66,6 +74,7 @@ export interface ServeConfig {
   ingestMaxBytes: number;
   readerThreads: number;
   keepSecrets: boolean;
+  logLevel: LogLevel;
 }
 
 /** Flag values as parsed from the command line (strings, booleans). */
@@ -81,6 +90,7 @@ const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   ingestMaxBytes: "AGENT_TELEMETRY_INGEST_MAX_BYTES",
   readerThreads: "AGENT_TELEMETRY_READER_THREADS",
   keepSecrets: "AGENT_TELEMETRY_KEEP_SECRETS",
+  logLevel: "AGENT_TELEMETRY_LOG_LEVEL",
 };
 
 /** Flags win over environment variables, which win over defaults. */
@@ -119,6 +129,7 @@ export function resolveServeConfig(
     ingestMaxBytes: raw.ingestMaxBytes,
     readerThreads: raw.readerThreads,
     keepSecrets: raw.keepSecrets,
+    logLevel: raw.logLevel,
   };
 }
 
@@ -146,6 +157,9 @@ export function checkDataDirWritable(dir: string): void {
       break;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
+      if (error instanceof Deno.errors.NotADirectory) {
+        throw new ConfigError(`Data directory is not a directory: "${dir}" (a parent is a file)`);
+      }
       if (!(error instanceof Deno.errors.NotFound)) {
         throw new ConfigError(`Cannot use data directory: "${dir}" (${describe(error)})`);
       }

@@ -1,6 +1,7 @@
 /**
- * Structured logs: one JSON object per line on stderr. Listener URLs are the
- * exception and go to stdout (DESIGN §6 "CLI"), through {@link announce}.
+ * Structured logs: one JSON object per line on stderr, at or above the
+ * configured level. Listener URLs are the exception and go to stdout
+ * (DESIGN §6 "CLI"), through {@link announce}.
  *
  * @module
  */
@@ -8,8 +9,20 @@
 /** Fields of a log line besides its level and message. */
 export type LogFields = Record<string, unknown>;
 
+/** Log levels, quietest last. */
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, silent: 4 };
+let threshold: LogLevel = "info";
+
+/** Sets the lowest level written. */
+export function setLogLevel(level: LogLevel): void {
+  threshold = level;
+}
+
 /** Writes one log line. */
-export function log(level: "info" | "warn" | "error", message: string, fields: LogFields = {}) {
+export function log(level: Exclude<LogLevel, "silent">, message: string, fields: LogFields = {}) {
+  if (RANK[level] < RANK[threshold]) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, message, ...fields });
   // deno-lint-ignore no-console
   console.error(line);

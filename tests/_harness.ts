@@ -45,6 +45,7 @@ export async function startTestServer(
     data: dir,
     listen: "127.0.0.1:0",
     ingestListen: "127.0.0.1:0",
+    logLevel: "error",
     ...options.flags,
   }, () => undefined);
   const server = await startServer(config, { quiet: true, ...options.overrides });

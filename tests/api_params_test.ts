@@ -78,7 +78,12 @@ const scenarios: Scenario[] = [
   },
   { name: "tag with a value", path: "/v1/sessions?tag=prod", status: 501, code: "not_implemented" },
   { name: "tag empty", path: "/v1/sessions?tag=", status: 501, code: "not_implemented" },
-  { name: "tag before other parameter checks", path: "/v1/sessions?limit=999&tag=x", status: 501 },
+  {
+    name: "tag before other parameter checks",
+    path: "/v1/sessions?limit=999&tag=x",
+    status: 501,
+    code: "not_implemented",
+  },
   { name: "tag on tool-calls is unknown, ignored", path: "/v1/tool-calls?tag=x", status: 200 },
   { name: "unknown parameters ignored", path: "/v1/sessions?color=blue&x=", status: 200 },
   {

@@ -41,7 +41,7 @@ Deno.test("auth accepts exactly 'Bearer <key>' and refuses everything else with 
     "wrong scheme": `Basic ${org.apiKey}`,
     "lower-case scheme": `bearer ${org.apiKey}`,
     "two spaces": `Bearer  ${org.apiKey}`,
-    "trailing space": `Bearer ${org.apiKey} `,
+    "a second word": `Bearer ${org.apiKey} extra`,
     "no key": "Bearer ",
     "unknown key": "Bearer wb_api_0000000000000000000000000000000000000000000",
     "an ingest key": `Bearer ${org.ingestKey}`,

@@ -30,7 +30,7 @@ for (const [name, Exporter] of [["protobuf", ProtoExporter], ["JSON", JsonExport
           "os.type": "darwin",
           "host.arch": "arm64",
         }),
-        processors: [new SimpleLogRecordProcessor(exporter)],
+        processors: [new SimpleLogRecordProcessor({ exporter })],
       });
       const logger = provider.getLogger("com.anthropic.claude_code.events", "2.1.240");
       const emit = (event: string, timeMs: number, attributes: Record<string, string>) =>

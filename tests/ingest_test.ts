@@ -69,7 +69,9 @@ Deno.test("a reject followed by the call's result becomes one ok call under the 
   const reject = claudeExport([
     toolDecision({ session: "s1", id: "x", tool: "Bash", timeMs: T0, decision: "reject" }),
   ]);
-  assert.equal((await server.ingest("/v1/logs", reject, org.ingestKey)).status, 200);
+  const first = await server.ingest("/v1/logs", reject, org.ingestKey);
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
   const before = await server.getJson("/v1/tool-calls", org.apiKey);
   assert.equal(before.body.data[0].outcome, "rejected");
   const result = claudeExport([
@@ -124,7 +126,9 @@ Deno.test("bad ingest requests are refused and store nothing", async (t) => {
     assert.equal(answer.status, 400);
   });
   await t.step("an API key → 401", async () => {
-    const body = JSON.stringify(claudeExport([toolResult({ session: "s", id: "z", tool: "Bash", timeMs: T0 })]));
+    const body = JSON.stringify(
+      claudeExport([toolResult({ session: "s", id: "z", tool: "Bash", timeMs: T0 })]),
+    );
     assert.equal((await post(url, org.apiKey, body)).status, 401);
   });
   await t.step("no key → 401", async () => {
@@ -134,7 +138,13 @@ Deno.test("bad ingest requests are refused and store nothing", async (t) => {
   });
   await t.step("over the size cap → 413, also when gzip hides it", async () => {
     const big = JSON.stringify(claudeExport([
-      toolResult({ session: "s", id: "big", tool: "Bash", timeMs: T0, input: { command: "x".repeat(8000) } }),
+      toolResult({
+        session: "s",
+        id: "big",
+        tool: "Bash",
+        timeMs: T0,
+        input: { command: "x".repeat(8000) },
+      }),
     ]));
     assert.equal((await post(url, org.ingestKey, big)).status, 413);
     const zipped = await gzip(big);
@@ -185,11 +195,17 @@ Deno.test("unusable records are skipped and reported in partialSuccess; ignored 
 Deno.test("a JSON body is routed by its top key whatever the path", async () => {
   await using server = await startTestServer();
   const org = server.createOrg();
-  const body = JSON.stringify(claudeExport([toolResult({ session: "s1", id: "a", tool: "Bash", timeMs: T0 })]));
+  const body = JSON.stringify(
+    claudeExport([toolResult({ session: "s1", id: "a", tool: "Bash", timeMs: T0 })]),
+  );
   const answer = await post(`${server.ingestUrl}/v1/traces`, org.ingestKey, body);
   assert.equal(answer.status, 200);
   const detail = await server.getJson("/v1/tool-calls", org.apiKey);
   assert.equal(detail.body.data.length, 1);
-  const metrics = await post(`${server.ingestUrl}/v1/metrics`, org.ingestKey, JSON.stringify({ resourceMetrics: [] }));
+  const metrics = await post(
+    `${server.ingestUrl}/v1/metrics`,
+    org.ingestKey,
+    JSON.stringify({ resourceMetrics: [] }),
+  );
   assert.equal(metrics.status, 200);
 });

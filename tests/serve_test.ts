@@ -171,6 +171,12 @@ Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", 
     await child.stdout.cancel();
     const stderr = await new Response(child.stderr).text();
     assert.match(stderr, /"stopped"/);
+    const requestLines = stderr.split("\n").filter((line) => line.includes('"message":"request"'));
+    assert.equal(requestLines.length, 1, "one structured line per request");
+    const line = JSON.parse(requestLines[0]!);
+    assert.equal(line.route, "/healthz");
+    assert.equal(line.status, 200);
+    assert.match(line.request_id, /^[0-9a-f-]{36}$/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -66,7 +66,9 @@ export async function runDemo(args: string[]): Promise<void> {
     announce(`Demo API key: ${apiKey}`);
     announce(`  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/sessions?limit=5`);
     announce(`  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/tool-calls?outcome=error`);
-    announce(`  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/insights/top-tools?window=30d`);
+    announce(
+      `  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/insights/top-tools?window=30d`,
+    );
     announce("Press Ctrl-C to stop.");
     await waitForSignal();
   } finally {

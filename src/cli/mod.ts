@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { ConfigError } from "../config.ts";
-import { KeyStoreInputError } from "../store/keys.ts";
+import { UserInputError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { SERVICE_NAME } from "../api/ping.ts";
 import { adminCommandNames, isAdminGroup, runAdminCommand } from "./admin.ts";
+import { runBackup, runRestore } from "./backup.ts";
 import { runServe } from "./serve.ts";
 import { parseFlags, printResult, UsageError } from "./usage.ts";
 
@@ -19,6 +19,8 @@ Commands:
         [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
   demo [--actors N] [--days D] [serve flags]
 ${adminCommandNames.map((name) => `  ${name}`).join("\n")}
+  backup --out DIR
+  restore --from DIR
   version
 
 Every command takes --data DIR (default ./data, env AGENT_TELEMETRY_DATA) and --json.`;
@@ -36,6 +38,10 @@ export async function runCli(args: string[]): Promise<number> {
     } else if (command === "demo") {
       const { runDemo } = await import("./demo.ts");
       await runDemo(args.slice(1));
+    } else if (command === "backup") {
+      runBackup(args.slice(1));
+    } else if (command === "restore") {
+      runRestore(args.slice(1));
     } else if (command === "version") {
       const flags = parseFlags(args.slice(1), {});
       printResult({ service: SERVICE_NAME, version: VERSION }, flags.json);
@@ -46,10 +52,7 @@ export async function runCli(args: string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
-    if (
-      error instanceof UsageError || error instanceof ConfigError ||
-      error instanceof KeyStoreInputError
-    ) {
+    if (error instanceof UserInputError) {
       printError(error.message);
       return 2;
     }

@@ -21,6 +21,7 @@ export const serveFlagSpec = {
   "ingest-max-bytes": text,
   "reader-threads": text,
   "keep-secrets": { type: "boolean" },
+  "log-level": text,
 } as const;
 
 /** Configuration flags out of parsed `serve` flags. */
@@ -36,6 +37,7 @@ export function serveFlags(values: Record<string, string | boolean | undefined>)
     "ingest-max-bytes": "ingestMaxBytes",
     "reader-threads": "readerThreads",
     "keep-secrets": "keepSecrets",
+    "log-level": "logLevel",
   };
   for (const [flag, key] of Object.entries(map)) {
     const value = values[flag];

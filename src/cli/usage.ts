@@ -6,9 +6,10 @@
  */
 import { parseArgs } from "node:util";
 import { announce } from "../log.ts";
+import { UserInputError } from "../errors.ts";
 
 /** A bad invocation: printed as one line, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends UserInputError {
   override name = "UsageError";
 }
 

@@ -1,6 +1,7 @@
 /**
  * The ingest listener's app: OTLP/HTTP `POST /v1/logs`, `/v1/traces` and
- * `/v1/metrics` (DESIGN §4), answered as OTLP prescribes.
+ * `/v1/metrics` (DESIGN §4), answered as OTLP prescribes, plus `/healthz`,
+ * `/readyz` and the Prometheus `/metrics`.
  *
  * @module
  */
@@ -14,9 +15,13 @@ import {
   type Signal,
   UnsupportedMediaTypeError,
 } from "../ingest/otlp/mod.ts";
+import type { TelemetryEvent } from "../ingest/types.ts";
 import type { KeyVerifier } from "../store/keys.ts";
 import type { TelemetryWriter } from "../store/telemetry_writer.ts";
 import { authenticateIngestRequest } from "./auth.ts";
+import type { ServiceMetrics } from "./metrics.ts";
+import { observed } from "./observe.ts";
+import { readyResponse } from "./query_app.ts";
 import { ApiError, errorResponse, jsonResponse, textResponse } from "./responses.ts";
 
 /** What the ingest app needs. */
@@ -24,6 +29,8 @@ export interface IngestAppDeps {
   keys: KeyVerifier;
   writer: TelemetryWriter;
   maxBytes: number;
+  metrics: ServiceMetrics;
+  readiness: () => Promise<void>;
   logError: (error: unknown) => void;
   /** Called after a request's events are committed. */
   onCommitted?: () => void;
@@ -37,11 +44,10 @@ const PATHS: Record<string, Signal> = {
 
 /** Builds the ingest listener's request handler. */
 export function createIngestApp(deps: IngestAppDeps): (request: Request) => Promise<Response> {
-  return async (request) => {
+  const app = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
-    if (url.pathname === "/healthz") return jsonResponse({ status: "ok" });
     const pathSignal = PATHS[url.pathname];
-    if (pathSignal === undefined) return textResponse(404, "404 page not found");
+    if (pathSignal === undefined) return serviceEndpoint(url.pathname, request, deps);
     if (request.method !== "POST") {
       return textResponse(405, "Method Not Allowed", { allow: "POST" });
     }
@@ -63,6 +69,7 @@ export function createIngestApp(deps: IngestAppDeps): (request: Request) => Prom
         throw error;
       }
       deps.onCommitted?.();
+      countIngested(deps.metrics, received.events, received.unusable);
       const partial = received.unusable > 0
         ? {
           rejected: received.unusable,
@@ -77,6 +84,39 @@ export function createIngestApp(deps: IngestAppDeps): (request: Request) => Prom
       return errorResponse(toApiError(error), deps.logError);
     }
   };
+  return observed(app, {
+    listener: "ingest",
+    metrics: deps.metrics,
+    routeOf: (path) => path in PATHS || SERVICE_PATHS.includes(path) ? path : "unmatched",
+  });
+}
+
+const SERVICE_PATHS = ["/healthz", "/readyz", "/metrics"];
+
+async function serviceEndpoint(
+  path: string,
+  request: Request,
+  deps: IngestAppDeps,
+): Promise<Response> {
+  if (!SERVICE_PATHS.includes(path)) return textResponse(404, "404 page not found");
+  if (request.method !== "GET") return textResponse(405, "Method Not Allowed", { allow: "GET" });
+  if (path === "/healthz") return jsonResponse({ status: "ok" });
+  if (path === "/readyz") return await readyResponse(deps.readiness);
+  return new Response(deps.metrics.render(), {
+    headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+  });
+}
+
+function countIngested(metrics: ServiceMetrics, events: TelemetryEvent[], unusable: number) {
+  const counts = new Map<string, { agent: string; kind: string; n: number }>();
+  for (const event of events) {
+    const key = `${event.agentSystem}\u0000${event.kind}`;
+    const entry = counts.get(key);
+    if (entry) entry.n++;
+    else counts.set(key, { agent: event.agentSystem, kind: event.kind, n: 1 });
+  }
+  for (const { agent, kind, n } of counts.values()) metrics.ingested.inc({ agent, kind }, n);
+  if (unusable > 0) metrics.rejected.inc({}, unusable);
 }
 
 function toApiError(error: unknown): unknown {
@@ -90,7 +130,8 @@ function toApiError(error: unknown): unknown {
   return error;
 }
 
+/** SQLITE_BUSY or SQLITE_LOCKED, including their extended codes. */
 function isBusy(error: unknown): boolean {
-  const code = (error as { errcode?: number })?.errcode;
-  return code === 5 || code === 6 || (typeof code === "number" && (code & 0xff) === 5);
+  const code = (error as { errcode?: unknown })?.errcode;
+  return typeof code === "number" && ((code & 0xff) === 5 || (code & 0xff) === 6);
 }

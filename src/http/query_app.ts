@@ -1,7 +1,7 @@
 /**
- * The query listener's app: `/healthz` and the `/v1/` API, checked in the
- * order DESIGN §6 fixes — unknown path (404 text), method (405 text), auth
- * (401/503), parameters (400), lookup (404 JSON).
+ * The query listener's app: `/healthz`, `/readyz` and the `/v1/` API, checked
+ * in the order DESIGN §6 fixes — unknown path (404 text), method (405 text),
+ * auth (401/503), parameters (400), lookup (404 JSON).
  *
  * @module
  */
@@ -11,6 +11,8 @@ import { sessionRoutes } from "../api/sessions.ts";
 import { toolCallRoutes } from "../api/tool_calls.ts";
 import type { KeyVerifier } from "../store/keys.ts";
 import { authenticateApiRequest } from "./auth.ts";
+import type { ServiceMetrics } from "./metrics.ts";
+import { observed } from "./observe.ts";
 import { errorResponse, jsonResponse, textResponse } from "./responses.ts";
 import { createRouter, type Route } from "./router.ts";
 
@@ -19,6 +21,9 @@ export interface QueryAppDeps extends ApiServices {
   keys: KeyVerifier;
   /** Extra routes (e.g. insights), assembled with the built-in ones. */
   routes?: Route<ApiHandler>[];
+  metrics: ServiceMetrics;
+  /** Resolves when the stores are writable and a query answers; rejects with the reason. */
+  readiness: () => Promise<void>;
   logError: (error: unknown) => void;
 }
 
@@ -30,11 +35,13 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     ...toolCallRoutes,
     ...(deps.routes ?? []),
   ]);
-  return async (request) => {
+  const app = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
-    if (url.pathname === "/healthz") {
+    if (url.pathname === "/healthz" || url.pathname === "/readyz") {
       if (request.method !== "GET") return methodNotAllowed();
-      return jsonResponse({ status: "ok" });
+      return url.pathname === "/healthz"
+        ? jsonResponse({ status: "ok" })
+        : await readyResponse(deps.readiness);
     }
     const route = match(url.pathname);
     if (!route) return textResponse(404, "404 page not found");
@@ -51,6 +58,23 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
       return errorResponse(error, deps.logError);
     }
   };
+  return observed(app, {
+    listener: "query",
+    metrics: deps.metrics,
+    routeOf: (path) =>
+      path === "/healthz" || path === "/readyz" ? path : match(path)?.pattern ?? "unmatched",
+  });
+}
+
+/** `/readyz`: 200 when the stores are writable and a query answers, else 503 with the reason. */
+export async function readyResponse(readiness: () => Promise<void>): Promise<Response> {
+  try {
+    await readiness();
+    return jsonResponse({ status: "ready" });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return jsonResponse({ status: "unavailable", reason }, 503);
+  }
 }
 
 function methodNotAllowed(): Response {

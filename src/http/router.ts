@@ -14,27 +14,32 @@ export interface Route<H> {
 /** A match: the route's handler and its decoded parameters. */
 export interface Match<H> {
   handler: H;
+  pattern: string;
   params: Record<string, string>;
 }
 
 /** Builds a matcher over a table of routes. */
 export function createRouter<H>(routes: readonly Route<H>[]): (path: string) => Match<H> | null {
   const staticRoutes = new Map<string, H>();
-  const dynamicRoutes: { segments: string[]; handler: H }[] = [];
+  const dynamicRoutes: { pattern: string; segments: string[]; handler: H }[] = [];
   for (const route of routes) {
     if (route.pattern.includes(":")) {
-      dynamicRoutes.push({ segments: route.pattern.split("/"), handler: route.handler });
+      dynamicRoutes.push({
+        pattern: route.pattern,
+        segments: route.pattern.split("/"),
+        handler: route.handler,
+      });
     } else {
       staticRoutes.set(route.pattern, route.handler);
     }
   }
   return (path) => {
     const exact = staticRoutes.get(path);
-    if (exact !== undefined) return { handler: exact, params: {} };
+    if (exact !== undefined) return { handler: exact, pattern: path, params: {} };
     const parts = path.split("/");
     for (const route of dynamicRoutes) {
       const params = matchSegments(route.segments, parts);
-      if (params) return { handler: route.handler, params };
+      if (params) return { handler: route.handler, pattern: route.pattern, params };
     }
     return null;
   };

@@ -6,12 +6,13 @@
  */
 import type { ApiHandler } from "../api/context.ts";
 import type { ListenAddress, ServeConfig } from "../config.ts";
-import { announce, log, logError } from "../log.ts";
-import { type KeyVerifier } from "../store/keys.ts";
-import { openDataDir } from "../store/data_dir.ts";
+import { announce, log, logError, setLogLevel } from "../log.ts";
+import { dataPaths, openDataDir } from "../store/data_dir.ts";
+import type { KeyVerifier } from "../store/keys.ts";
 import { ReaderPool } from "../store/reader.ts";
 import { VERSION } from "../version.ts";
 import { createIngestApp } from "./ingest_app.ts";
+import { ServiceMetrics } from "./metrics.ts";
 import { createQueryApp } from "./query_app.ts";
 import type { Route } from "./router.ts";
 
@@ -21,21 +22,24 @@ export interface RunningServer {
   ingestUrl: string;
   /** Stops accepting, finishes in-flight requests, closes the stores. */
   close(): Promise<void>;
-  finished: Promise<void>;
 }
 
 /** Replacements for tests: e.g. a key store that fails. */
 export interface ServeOverrides {
   keys?: (real: KeyVerifier) => KeyVerifier;
   routes?: Route<ApiHandler>[];
+  /** No listener lines on stdout. */
   quiet?: boolean;
 }
+
+type Handler = (request: Request) => Promise<Response>;
 
 /** Opens the stores in `config.dataDir` and starts both listeners. */
 export async function startServer(
   config: ServeConfig,
   overrides: ServeOverrides = {},
 ): Promise<RunningServer> {
+  setLogLevel(config.logLevel);
   const dataDir = openDataDir(config.dataDir, { redactSecrets: !config.keepSecrets });
   const keys = overrides.keys ? overrides.keys(dataDir.keys) : dataDir.keys;
   const reader = new ReaderPool({
@@ -43,10 +47,23 @@ export async function startServer(
     threads: config.readerThreads,
     timeoutMs: config.queryTimeoutMs,
   });
+  const metrics = new ServiceMetrics();
+  metrics.addGauge({
+    name: "agent_telemetry_database_bytes",
+    help: "Size of each data file in bytes.",
+    read: () => fileSizes(config.dataDir),
+  });
+  const readiness = async () => {
+    dataDir.keys.probe();
+    dataDir.writer.probe();
+    await reader.read([{ sql: "SELECT count(*) AS n FROM counters", params: [] }]);
+  };
   const queryApp = createQueryApp({
     keys,
     reader,
     version: VERSION,
+    metrics,
+    readiness,
     logError,
     ...(overrides.routes ? { routes: overrides.routes } : {}),
   });
@@ -54,57 +71,76 @@ export async function startServer(
     keys,
     writer: dataDir.writer,
     maxBytes: config.ingestMaxBytes,
+    metrics,
+    readiness,
     logError,
   });
-  const tls = config.tls ? { cert: config.tls.cert, key: config.tls.key } : {};
-  const scheme = config.tls ? "https" : "http";
-  const listen = (address: ListenAddress, handler: (r: Request) => Promise<Response>) => {
-    const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-    const server = Deno.serve({
-      hostname: address.hostname,
-      port: address.port,
-      ...tls,
-      onListen: (addr) => resolve(addr as Deno.NetAddr),
-      onError: (error) => {
-        logError(error);
-        return new Response("internal error", { status: 500 });
-      },
-    }, handler);
-    return { server, ready: promise };
-  };
-  const query = listen(config.listen, queryApp);
-  let ingest: ReturnType<typeof listen>;
-  try {
-    ingest = listen(config.ingestListen, ingestApp);
-  } catch (error) {
-    await query.server.shutdown();
+  const listeners: Deno.HttpServer<Deno.NetAddr>[] = [];
+  const closeAll = async () => {
+    await Promise.all(listeners.map((server) => server.shutdown()));
     reader.close();
     dataDir.close();
+  };
+  let urls: string[];
+  try {
+    urls = [];
+    for (
+      const [address, handler] of [[config.listen, queryApp], [
+        config.ingestListen,
+        ingestApp,
+      ]] as const
+    ) {
+      const { server, url } = await listen(address, handler, config.tls);
+      listeners.push(server);
+      urls.push(url);
+    }
+  } catch (error) {
+    await closeAll();
     throw error;
   }
-  const [queryAddr, ingestAddr] = await Promise.all([query.ready, ingest.ready]);
-  const urlOf = (addr: Deno.NetAddr) => {
-    const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
-    return `${scheme}://${host}:${addr.port}`;
-  };
-  const queryUrl = urlOf(queryAddr);
-  const ingestUrl = urlOf(ingestAddr);
+  const [queryUrl, ingestUrl] = urls as [string, string];
+  if (!config.tls) {
+    log("warn", "TLS is off: serving plain HTTP; pass --tls-cert and --tls-key in production");
+  }
   if (!overrides.quiet) {
-    if (!config.tls) {
-      log("warn", "TLS is off: serving plain HTTP; pass --tls-cert and --tls-key in production");
-    }
     announce(`query API listening on ${queryUrl}`);
     announce(`OTLP ingest listening on ${ingestUrl}`);
   }
   let closing: Promise<void> | null = null;
-  const close = () => {
-    closing ??= (async () => {
-      await Promise.all([query.server.shutdown(), ingest.server.shutdown()]);
-      reader.close();
-      dataDir.close();
-    })();
-    return closing;
-  };
-  const finished = Promise.all([query.server.finished, ingest.server.finished]).then(() => {});
-  return { queryUrl, ingestUrl, close, finished };
+  return { queryUrl, ingestUrl, close: () => closing ??= closeAll() };
+}
+
+async function listen(
+  address: ListenAddress,
+  handler: Handler,
+  tls: ServeConfig["tls"],
+): Promise<{ server: Deno.HttpServer<Deno.NetAddr>; url: string }> {
+  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
+  const server = Deno.serve({
+    hostname: address.hostname,
+    port: address.port,
+    ...(tls ?? {}),
+    onListen: resolve,
+    onError: (error) => {
+      logError(error);
+      return new Response("internal error", { status: 500 });
+    },
+  }, handler);
+  const addr = await promise;
+  const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  return { server, url: `${tls ? "https" : "http"}://${host}:${addr.port}` };
+}
+
+function fileSizes(dir: string): { labels: Record<string, string>; value: number }[] {
+  return Object.entries(dataPaths(dir)).flatMap(([name, path]) => {
+    let size = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        size += Deno.statSync(path + suffix).size;
+      } catch {
+        // A file that does not exist yet weighs nothing.
+      }
+    }
+    return [{ labels: { file: name }, value: size }];
+  });
 }

@@ -10,6 +10,7 @@ import { keyStoreMigrations } from "./migrations.ts";
 import { migrate, openDatabase, tx } from "./sqlite.ts";
 import { hashSecret, newId, randomBase62 } from "./tokens.ts";
 import { formatTimestamp } from "../time.ts";
+import { UserInputError } from "../errors.ts";
 
 /** Prefix of organization API keys (query API). */
 export const API_KEY_PREFIX = "wb_api_";
@@ -18,7 +19,7 @@ export const INGEST_KEY_PREFIX = "wb_ingest_";
 const SECRET_BYTES = 32;
 
 /** A request the key store refuses: unknown organization, member or key. */
-export class KeyStoreInputError extends Error {
+export class KeyStoreInputError extends UserInputError {
   override name = "KeyStoreInputError";
 }
 
@@ -70,6 +71,11 @@ export class KeyStore implements KeyVerifier {
     const db = openDatabase(path);
     migrate(db, keyStoreMigrations);
     return new KeyStore(db);
+  }
+
+  /** Throws unless the key store can be read and written. */
+  probe(): void {
+    tx(this.#db, () => this.#db.prepare("SELECT count(*) FROM orgs").get());
   }
 
   close(): void {

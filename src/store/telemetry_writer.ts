@@ -62,6 +62,16 @@ export class TelemetryWriter {
     this.#options = options;
   }
 
+  /** Throws unless the telemetry store takes a write transaction. */
+  probe(): void {
+    tx(this.#db, () => this.#run("read_seq", "get"));
+  }
+
+  /** SQLite's current `seq`: everything acknowledged so far. */
+  currentSeq(): number {
+    return Number((this.#run("read_seq", "get") as { value: number }).value);
+  }
+
   /** Stores every event of one export request, all or nothing. */
   ingest(sender: Sender, events: readonly TelemetryEvent[]): IngestSummary {
     const summary: IngestSummary = { toolCalls: 0, modelCalls: 0 };

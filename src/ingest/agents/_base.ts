@@ -1,0 +1,269 @@
+/**
+ * What every agent mapper shares: the fixed results (ignored, unusable), the
+ * resource-level fields, and the event identity scheme.
+ *
+ * ## Identity
+ *
+ * `identity` must be the same every time the same event is exported (so a
+ * retried export derives the same row id and stores nothing twice) and
+ * distinct for distinct events of one session. The record's position in the
+ * export is not used: a retry may batch records differently.
+ *
+ * - Tool calls and decisions with an agent call id: `call:<id>`. A decision
+ *   and the result of the same call share it, so the store can turn a stored
+ *   reject into the result that follows it (DESIGN §6).
+ * - Model calls with a provider request or response id: `request:<id>`, so a
+ *   log and a span reporting the same API request collapse into one row.
+ * - Spans otherwise: `span:<spanId>` (span ids are unique per span).
+ * - Anything else: `<event name>:<time ns>:<tool name or model>`, then
+ *   `:#<event.sequence>` when the agent numbers its events (Claude Code), else
+ *   for tool calls `:<hash>` of the arguments, duration and outcome, so two
+ *   calls of one tool in the same instant (Gemini CLI sends no call id) stay
+ *   apart. The event name is the canonical prefixed one
+ *   (`claude_code.api_request`) whichever of `eventName`, `event.name` or body
+ *   carried it, and the time is the record's own `timeUnixNano` at full
+ *   precision (see {@link EventTime}).
+ * - Codex `conversation_starts`: `codex.conversation_starts:<time ns>`.
+ *
+ * The store keys rows on (organization, session, identity), so a decision and
+ * its result land on one row.
+ */
+
+import type {
+  AttributeValue,
+  MapResult,
+  ModelCallEvent,
+  OtlpRecord,
+  TelemetryEvent,
+  ToolCallEvent,
+} from "../types.ts";
+import { toolCategory } from "./_classify.ts";
+import type { ToolType } from "./_classify.ts";
+import { str } from "./_coerce.ts";
+import type { EventTime } from "./_time.ts";
+
+/** The result for events no mapper turns into telemetry (`user_prompt`, …). */
+export const ignored: MapResult = Object.freeze({ status: "ignored" });
+
+function unusable(reason: string): MapResult {
+  return Object.freeze({ status: "unusable", reason });
+}
+
+/** Unusable: the record carries no session id. */
+export const noSessionId: MapResult = unusable("No session id");
+/** Unusable: a tool event without a tool name. */
+export const noToolName: MapResult = unusable("No tool name on a tool event");
+/** Unusable: no `event.timestamp`, `timeUnixNano` or `observedTimeUnixNano` that parses. */
+export const noTime: MapResult = unusable("No parsable time");
+
+/** Resource-level facts shared by all events of a record. */
+export interface RecordContext {
+  agentSystem: string;
+  agentVersion: string;
+  source: "otlp_logs" | "otlp_traces";
+  osType: string | undefined;
+  hostArch: string | undefined;
+  terminalType: string | undefined;
+  traceId: string | undefined;
+  spanId: string | undefined;
+}
+
+/**
+ * The record's resource-level facts. `agent_version` is `app.version`, else
+ * resource `service.version` unless `serviceVersionIsAgent` is false (Gemini
+ * CLI, where it is the Node version). OS, architecture and terminal come from
+ * the resource, else from the attributes (Claude Code copies
+ * `OTEL_RESOURCE_ATTRIBUTES` onto every event).
+ */
+export function recordContext(record: OtlpRecord, serviceVersionIsAgent: boolean): RecordContext {
+  const a = record.attributes;
+  const r = record.resource;
+  const service = r["service.name"];
+  return {
+    agentSystem: typeof service === "string" ? service : "",
+    agentVersion: str(a["app.version"]) ??
+      (serviceVersionIsAgent ? str(r["service.version"]) : undefined) ?? "",
+    source: record.signal === "traces" ? "otlp_traces" : "otlp_logs",
+    osType: str(r["os.type"]) ?? str(a["os.type"]),
+    hostArch: str(r["host.arch"]) ?? str(a["host.arch"]),
+    terminalType: str(a["terminal.type"]) ?? str(r["terminal.type"]),
+    traceId: record.traceId === "" ? undefined : record.traceId,
+    spanId: record.spanId === "" ? undefined : record.spanId,
+  };
+}
+
+/**
+ * A tool call with the record's context and every optional field present but
+ * undefined (one object shape for all agents); the mapper fills in the rest.
+ * Outcome `ok`, no duration or size until set.
+ */
+export function newToolCall(
+  ctx: RecordContext,
+  sessionId: string,
+  timeMs: number,
+  toolName: string,
+  toolType: ToolType,
+): ToolCallEvent {
+  return {
+    kind: "tool_call",
+    sessionId,
+    timeMs,
+    agentSystem: ctx.agentSystem,
+    agentVersion: ctx.agentVersion,
+    identity: "",
+    toolName,
+    toolType,
+    category: toolCategory(toolName, toolType),
+    outcome: "ok",
+    durationMs: null,
+    resultSizeBytes: null,
+    toolCallId: undefined,
+    toolUseId: undefined,
+    arguments: undefined,
+    result: undefined,
+    errorMessage: undefined,
+    errorType: undefined,
+    decision: undefined,
+    decisionSource: undefined,
+    model: undefined,
+    promptId: undefined,
+    agentName: undefined,
+    providerName: undefined,
+    toolDescription: undefined,
+    source: ctx.source,
+    mcpServerName: undefined,
+    mcpServerScope: undefined,
+    osType: ctx.osType,
+    hostArch: ctx.hostArch,
+    terminalType: ctx.terminalType,
+    cwd: undefined,
+    traceId: ctx.traceId,
+    spanId: ctx.spanId,
+  };
+}
+
+/** A model call with the record's context, no tokens, cost or duration until set. */
+export function newModelCall(
+  ctx: RecordContext,
+  sessionId: string,
+  timeMs: number,
+  providerName: string,
+  model: string,
+): ModelCallEvent {
+  return {
+    kind: "model_call",
+    sessionId,
+    timeMs,
+    agentSystem: ctx.agentSystem,
+    agentVersion: ctx.agentVersion,
+    identity: "",
+    providerName,
+    model,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    costUsd: null,
+    durationMs: null,
+  };
+}
+
+/** One mapped event. */
+export function mapped(event: TelemetryEvent): MapResult {
+  return { status: "mapped", events: [event] };
+}
+
+/**
+ * Input tokens disjoint from cache reads (DESIGN §6): for agents whose input
+ * count includes cached tokens, `input − cached`, never below 0.
+ */
+export function inputWithoutCache(input: number, cached: number): number {
+  return input > cached ? input - cached : 0;
+}
+
+/** A duration in whole milliseconds, or null. */
+export function wholeMs(ms: number | undefined): number | null {
+  return ms === undefined ? null : Math.round(ms);
+}
+
+/** The session id from the attribute `key`, else the same resource attribute. */
+export function sessionIdOf(record: OtlpRecord, key: string): string | undefined {
+  return str(record.attributes[key]) ?? str(record.resource[key]);
+}
+
+/**
+ * The event name without the agent's prefix (`claude_code.tool_result` and
+ * `tool_result` both give `tool_result`).
+ */
+export function shortEventName(eventName: string, prefix: string): string {
+  return eventName.startsWith(prefix) ? eventName.slice(prefix.length) : eventName;
+}
+
+/** Identity of an event about an agent call id (decision and result share it). */
+export function callIdentity(callId: string): string {
+  return `call:${callId}`;
+}
+
+/**
+ * Identity of a tool call or decision without a call id: span id for spans,
+ * else event name, time, tool name and the event sequence or a hash of what
+ * tells two calls apart.
+ */
+export function toolIdentity(
+  record: OtlpRecord,
+  eventName: string,
+  time: EventTime,
+  toolName: string,
+  argumentsText: string | undefined,
+  durationMs: number | null,
+  outcome: string,
+): string {
+  if (record.signal === "traces" && record.spanId !== "") return `span:${record.spanId}`;
+  const head = `${eventName}:${time.ns}:${toolName}`;
+  const seq = sequenceOf(record.attributes["event.sequence"]);
+  if (seq !== undefined) return `${head}:#${seq}`;
+  let h = fnv1a(FNV_OFFSET, outcome);
+  h = fnv1a(h, durationMs === null ? "" : String(durationMs));
+  // The first 256 characters tell calls apart as well as the whole text would.
+  if (argumentsText !== undefined) h = fnv1a(h, argumentsText, 256);
+  return `${head}:${(h >>> 0).toString(16).padStart(8, "0")}`;
+}
+
+/**
+ * Identity of a model call: its request id, else span id, else event name,
+ * time, model and event sequence.
+ */
+export function modelIdentity(
+  record: OtlpRecord,
+  eventName: string,
+  time: EventTime,
+  model: string,
+  requestId: string | undefined,
+): string {
+  if (requestId !== undefined) return `request:${requestId}`;
+  if (record.signal === "traces" && record.spanId !== "") return `span:${record.spanId}`;
+  const seq = sequenceOf(record.attributes["event.sequence"]);
+  return seq === undefined
+    ? `${eventName}:${time.ns}:${model}`
+    : `${eventName}:${time.ns}:${model}:#${seq}`;
+}
+
+function sequenceOf(value: AttributeValue | undefined): string | undefined {
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : undefined;
+  if (typeof value === "string" && value !== "") return value;
+  return undefined;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+
+/** 32-bit FNV-1a over a string's UTF-16 units, continuing from `h`, at most `limit` units. */
+function fnv1a(h: number, s: string, limit = s.length): number {
+  const n = Math.min(limit, s.length);
+  for (let i = 0; i < n; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  // A separator so that ("ab","c") and ("a","bc") differ.
+  h ^= 0xff;
+  return Math.imul(h, 0x01000193);
+}

@@ -1,0 +1,155 @@
+/**
+ * Attribute coercion shared by the agent mappers. Agents send the same field
+ * as a string, a number or a boolean depending on agent and version (Claude
+ * Code sent `"true"` and `"42"` through at least v2.1.88), so every read goes
+ * through one of these functions. They are called for every attribute of
+ * every record: no regular expressions, no allocation on the common path.
+ */
+
+import type { Attributes, AttributeValue } from "../types.ts";
+
+/**
+ * The attribute as a non-empty string, or undefined when absent, null or
+ * empty. Numbers and booleans are written out; arrays and maps are
+ * JSON-encoded.
+ */
+export function str(value: AttributeValue | undefined): string | undefined {
+  if (typeof value === "string") return value === "" ? undefined : value;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : undefined;
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return JSON.stringify(value);
+}
+
+/** The first of two attributes that holds a non-empty string (new name, then old name). */
+export function firstStr(
+  attributes: Attributes,
+  key: string,
+  fallback: string,
+): string | undefined {
+  return str(attributes[key]) ?? str(attributes[fallback]);
+}
+
+/**
+ * The attribute as a finite number, or undefined. Numeric strings (`"42"`,
+ * `" 1.5 "`) are parsed; empty strings, booleans and other text are not
+ * numbers.
+ */
+export function num(value: AttributeValue | undefined): number | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? value : undefined;
+  if (typeof value === "string") {
+    if (value.length === 0) return undefined;
+    const n = Number(value);
+    // Number("  ") is 0: only accept strings with a digit in them.
+    if (!Number.isFinite(n) || (n === 0 && !hasDigit(value))) return undefined;
+    return n;
+  }
+  return undefined;
+}
+
+/** The attribute as a non-negative integer count (rounded), or undefined. */
+export function count(value: AttributeValue | undefined): number | undefined {
+  const n = num(value);
+  if (n === undefined) return undefined;
+  return n <= 0 ? 0 : Math.round(n);
+}
+
+/**
+ * The attribute as a boolean, or undefined. Accepts `true`/`false`, the
+ * strings `"true"`/`"false"`/`"1"`/`"0"` in any case, and numbers (0 is false).
+ */
+export function bool(value: AttributeValue | undefined): boolean | undefined {
+  if (typeof value === "boolean") return value;
+  if (typeof value === "string") {
+    switch (value) {
+      case "true":
+      case "1":
+        return true;
+      case "false":
+      case "0":
+        return false;
+    }
+    const lower = value.trim().toLowerCase();
+    if (lower === "true" || lower === "1" || lower === "yes") return true;
+    if (lower === "false" || lower === "0" || lower === "no") return false;
+    return undefined;
+  }
+  if (typeof value === "number") return value !== 0;
+  return undefined;
+}
+
+/**
+ * The attribute as JSON text, for `arguments`: a string that already is JSON
+ * is kept byte for byte; any other string is JSON-encoded (so it parses back
+ * to that string); arrays, maps, numbers and booleans are JSON-encoded.
+ * Undefined when absent, null or empty.
+ */
+export function jsonText(value: AttributeValue | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") return JSON.stringify(value);
+  if (value.length === 0) return undefined;
+  return isJsonText(value) ? value : JSON.stringify(value);
+}
+
+/**
+ * The attribute as result text: strings verbatim, anything else
+ * JSON-encoded. Undefined when absent or null.
+ */
+export function text(value: AttributeValue | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * Whether a string is one JSON value. Only strings that can start one are
+ * parsed: plain text such as `ls -la` is rejected on its first character
+ * without a parse.
+ */
+export function isJsonText(s: string): boolean {
+  let i = 0;
+  while (i < s.length && isSpace(s.charCodeAt(i))) i++;
+  if (i === s.length) return false;
+  const c = s.charCodeAt(i);
+  // { [ " - 0-9 start values worth parsing; true/false/null compare exactly.
+  if (c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    try {
+      JSON.parse(s);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const t = i === 0 && !isSpace(s.charCodeAt(s.length - 1)) ? s : s.trim();
+  return t === "true" || t === "false" || t === "null";
+}
+
+/** Byte length of a string in UTF-8, without encoding it. */
+export function utf8Length(s: string): number {
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        // A surrogate pair: 2 UTF-16 units, 4 bytes.
+        bytes += 2;
+        i++;
+      } else bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function hasDigit(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) return true;
+  }
+  return false;
+}

@@ -1,0 +1,42 @@
+/**
+ * A call's time (DESIGN §6): the `event.timestamp` attribute (ISO 8601) when
+ * present and parsable, else the record's `timeUnixNano`, else its
+ * `observedTimeUnixNano` (a time of 0 is absent; the decoder gives null).
+ * Spans carry no `event.timestamp`; their start time is the call's time.
+ */
+
+import type { OtlpRecord } from "../types.ts";
+
+/** When an event happened, as the mappers need it. */
+export interface EventTime {
+  /** Milliseconds since the epoch, whole. */
+  ms: number;
+  /**
+   * Nanoseconds since the epoch as decimal text, for identities: the record's
+   * own `timeUnixNano` (else `observedTimeUnixNano`) at full precision, which
+   * an exporter retry repeats exactly; `event.timestamp` in ns only when the
+   * record carries no time of its own.
+   */
+  ns: string;
+}
+
+/** The record's time, or undefined when it has none that parses. */
+export function eventTime(record: OtlpRecord): EventTime | undefined {
+  const own = record.timeUnixNano ?? record.observedTimeUnixNano;
+  const stamp = record.attributes["event.timestamp"];
+  if (typeof stamp === "string" && stamp.length >= 10) {
+    const ms = Date.parse(stamp);
+    if (Number.isFinite(ms)) {
+      const whole = Math.floor(ms);
+      return { ms: whole, ns: own !== null ? own.toString() : `${whole}000000` };
+    }
+  }
+  if (own === null) return undefined;
+  return { ms: Number(own / 1_000_000n), ns: own.toString() };
+}
+
+/** Whole milliseconds between two span times, or null when either is missing or end < start. */
+export function spanDurationMs(start: bigint | null, end: bigint | null): number | null {
+  if (start === null || end === null || end < start) return null;
+  return Math.round(Number(end - start) / 1e6);
+}

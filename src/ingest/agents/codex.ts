@@ -1,0 +1,204 @@
+/**
+ * OpenAI Codex CLI (`service.name` `codex_*`, the originator:
+ * `codex_cli_rs`, `codex_exec`, `codex_tui`…): `codex.tool_result` → tool
+ * call, `codex.tool_decision` → decision, `codex.sse_event` with token counts
+ * → model call, `codex.conversation_starts` → the session's provider. The
+ * session is `conversation.id`. Fields written with `%` arrive as strings
+ * (`duration_ms`, `success`, `input_token_count`), others as ints.
+ */
+
+import type { DecisionEvent, MapResult, OtlpRecord, SessionInfoEvent } from "../types.ts";
+import {
+  callIdentity,
+  ignored,
+  inputWithoutCache,
+  mapped,
+  modelIdentity,
+  newModelCall,
+  newToolCall,
+  noSessionId,
+  noTime,
+  noToolName,
+  recordContext,
+  sessionIdOf,
+  shortEventName,
+  toolIdentity,
+  wholeMs,
+} from "./_base.ts";
+import { decisionRejects, isMcpName, toolCategory } from "./_classify.ts";
+import { bool, count, jsonText, num, str, text, utf8Length } from "./_coerce.ts";
+import { eventTime } from "./_time.ts";
+
+const PREFIX = "codex.";
+
+/** Maps one Codex log record. Codex spans carry no tokens or cost and are not mapped. */
+export function mapCodex(record: OtlpRecord): MapResult {
+  if (record.signal !== "logs") return ignored;
+  switch (shortEventName(record.eventName, PREFIX)) {
+    case "tool_result":
+      return toolResult(record);
+    case "tool_decision":
+      return toolDecision(record);
+    case "sse_event":
+      return sseEvent(record);
+    case "conversation_starts":
+      return conversationStarts(record);
+    default:
+      return ignored;
+  }
+}
+
+function toolResult(record: OtlpRecord): MapResult {
+  const a = record.attributes;
+  const sessionId = sessionIdOf(record, "conversation.id");
+  if (sessionId === undefined) return noSessionId;
+  const toolName = str(a["tool_name"]);
+  if (toolName === undefined) return noToolName;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+
+  const mcpServer = str(a["mcp_server"]);
+  const toolType = mcpServer !== undefined || isMcpName(toolName) ? "mcp" : "builtin";
+  const call = newToolCall(recordContext(record, true), sessionId, time.ms, toolName, toolType);
+  const output = text(a["output"]);
+  call.result = output;
+  call.resultSizeBytes = output === undefined ? null : utf8Length(output);
+  if (bool(a["success"]) === false) {
+    call.outcome = "error";
+    // A failed result's error message is its output (DESIGN §6).
+    call.errorMessage = output !== undefined && output !== "" ? output : str(a["error.message"]);
+    call.errorType = str(a["error.type"]) ?? str(a["error_type"]);
+  }
+  call.durationMs = wholeMs(num(a["duration_ms"]));
+  call.arguments = jsonText(a["arguments"]);
+  const callId = str(a["call_id"]);
+  call.toolCallId = callId;
+  call.identity = callId !== undefined ? callIdentity(callId) : toolIdentity(
+    record,
+    PREFIX + "tool_result",
+    time,
+    toolName,
+    call.arguments,
+    call.durationMs,
+    call.outcome,
+  );
+  call.model = str(a["model"]);
+  // `mcp_server_origin` is where the server lives (a URL origin), not its
+  // configured scope: it is not `mcp_server_scope`.
+  call.mcpServerName = mcpServer;
+  return mapped(call);
+}
+
+function toolDecision(record: OtlpRecord): MapResult {
+  const a = record.attributes;
+  const sessionId = sessionIdOf(record, "conversation.id");
+  if (sessionId === undefined) return noSessionId;
+  const toolName = str(a["tool_name"]);
+  if (toolName === undefined) return noToolName;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+  const decision = str(a["decision"]);
+  if (decision === undefined) return ignored;
+
+  const ctx = recordContext(record, true);
+  const rejects = decisionRejects(decision);
+  const toolType = isMcpName(toolName) ? "mcp" : "builtin";
+  const callId = str(a["call_id"]);
+  if (callId === undefined) {
+    // Nothing to pair with: an approval annotates no call, a denial is a
+    // rejected call on its own.
+    if (!rejects) return ignored;
+    const call = newToolCall(ctx, sessionId, time.ms, toolName, toolType);
+    call.outcome = "rejected";
+    call.identity = toolIdentity(
+      record,
+      PREFIX + "tool_decision",
+      time,
+      toolName,
+      undefined,
+      null,
+      "rejected",
+    );
+    call.decision = decision;
+    call.decisionSource = str(a["source"]);
+    call.model = str(a["model"]);
+    return mapped(call);
+  }
+
+  const event: DecisionEvent = {
+    kind: "decision",
+    sessionId,
+    timeMs: time.ms,
+    agentSystem: ctx.agentSystem,
+    agentVersion: ctx.agentVersion,
+    identity: callIdentity(callId),
+    toolName,
+    toolType,
+    category: toolCategory(toolName, toolType),
+    toolCallId: callId,
+    toolUseId: undefined,
+    decision,
+    decisionSource: str(a["source"]),
+    rejects,
+    arguments: undefined,
+    promptId: undefined,
+    source: ctx.source,
+    osType: ctx.osType,
+    hostArch: ctx.hostArch,
+    terminalType: ctx.terminalType,
+    traceId: ctx.traceId,
+    spanId: ctx.spanId,
+  };
+  return mapped(event);
+}
+
+/**
+ * `response.completed` carries the token counts. OpenAI usage semantics:
+ * `input_token_count` includes `cached_token_count`, and `output_token_count`
+ * already includes `reasoning_token_count` (so reasoning is not added again).
+ * No cost is reported; the provider comes from `codex.conversation_starts`,
+ * which the store applies to the session's later model calls.
+ */
+function sseEvent(record: OtlpRecord): MapResult {
+  const a = record.attributes;
+  const input = count(a["input_token_count"]);
+  const output = count(a["output_token_count"]);
+  if (input === undefined && output === undefined) return ignored;
+  const sessionId = sessionIdOf(record, "conversation.id");
+  if (sessionId === undefined) return noSessionId;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+
+  const model = str(a["model"]) ?? "";
+  const provider = str(a["provider_name"]) ?? "";
+  const call = newModelCall(recordContext(record, true), sessionId, time.ms, provider, model);
+  call.identity = modelIdentity(record, PREFIX + "sse_event", time, model, undefined);
+  const cached = count(a["cached_token_count"]) ?? 0;
+  call.inputTokens = inputWithoutCache(input ?? 0, cached);
+  call.outputTokens = output ?? 0;
+  call.cacheReadTokens = cached;
+  call.durationMs = wholeMs(num(a["duration_ms"]));
+  return mapped(call);
+}
+
+function conversationStarts(record: OtlpRecord): MapResult {
+  const a = record.attributes;
+  const providerName = str(a["provider_name"]);
+  if (providerName === undefined) return ignored;
+  const sessionId = sessionIdOf(record, "conversation.id");
+  if (sessionId === undefined) return noSessionId;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+
+  const ctx = recordContext(record, true);
+  const event: SessionInfoEvent = {
+    kind: "session_info",
+    sessionId,
+    timeMs: time.ms,
+    agentSystem: ctx.agentSystem,
+    agentVersion: ctx.agentVersion,
+    identity: `${PREFIX}conversation_starts:${time.ns}`,
+    providerName,
+  };
+  return mapped(event);
+}

@@ -1,0 +1,123 @@
+/**
+ * Google Gemini CLI (`service.name` `gemini-cli`): `gemini_cli.tool_call` →
+ * tool call (rejected when its `decision` is `reject`), and
+ * `gemini_cli.api_response` → model call. Gemini sends real numbers and
+ * booleans, no call id, no provider and no cost; its resource
+ * `service.version` is the Node version, so only `app.version` counts as the
+ * agent version. The log body is prose; the name comes from `event.name`.
+ */
+
+import type { MapResult, OtlpRecord } from "../types.ts";
+import {
+  callIdentity,
+  ignored,
+  inputWithoutCache,
+  mapped,
+  modelIdentity,
+  newModelCall,
+  newToolCall,
+  noSessionId,
+  noTime,
+  noToolName,
+  recordContext,
+  sessionIdOf,
+  shortEventName,
+  toolIdentity,
+  wholeMs,
+} from "./_base.ts";
+import { decisionRejects, isMcpName } from "./_classify.ts";
+import { bool, count, jsonText, num, str } from "./_coerce.ts";
+import { eventTime } from "./_time.ts";
+
+const PREFIX = "gemini_cli.";
+
+/**
+ * Maps one Gemini CLI log record. Its spans use Gemini's own operation names
+ * (`tool_call`, `llm_call`), not the semconv ones, and are not mapped.
+ */
+export function mapGeminiCli(record: OtlpRecord): MapResult {
+  if (record.signal !== "logs") return ignored;
+  switch (shortEventName(record.eventName, PREFIX)) {
+    case "tool_call":
+      return toolCall(record);
+    case "api_response":
+      return apiResponse(record);
+    default:
+      return ignored;
+  }
+}
+
+function toolCall(record: OtlpRecord): MapResult {
+  const a = record.attributes;
+  const sessionId = sessionIdOf(record, "session.id");
+  if (sessionId === undefined) return noSessionId;
+  const toolName = str(a["function_name"]);
+  if (toolName === undefined) return noToolName;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+
+  const toolType = str(a["tool_type"]) === "mcp" || isMcpName(toolName) ? "mcp" : "builtin";
+  const call = newToolCall(recordContext(record, false), sessionId, time.ms, toolName, toolType);
+  const decision = str(a["decision"]);
+  call.decision = decision;
+  if (decision !== undefined && decisionRejects(decision)) {
+    call.outcome = "rejected";
+  } else {
+    const errorText = str(a["error"]);
+    const success = bool(a["success"]);
+    if (success === false || (success === undefined && errorText !== undefined)) {
+      call.outcome = "error";
+      call.errorMessage = errorText;
+      call.errorType = str(a["error_type"]);
+    }
+    call.durationMs = wholeMs(num(a["duration_ms"]));
+    call.resultSizeBytes = count(a["content_length"]) ?? null;
+  }
+  call.arguments = jsonText(a["function_args"]);
+  // Gemini CLI sends no call id today; take one if a version starts to.
+  const callId = str(a["call_id"]);
+  call.toolCallId = callId;
+  call.identity = callId !== undefined ? callIdentity(callId) : toolIdentity(
+    record,
+    PREFIX + "tool_call",
+    time,
+    toolName,
+    call.arguments,
+    call.durationMs,
+    call.outcome,
+  );
+  call.promptId = str(a["prompt_id"]);
+  call.model = str(a["model"]);
+  if (toolType === "mcp") call.mcpServerName = str(a["mcp_server_name"]);
+  return mapped(call);
+}
+
+/**
+ * Gemini's `input_token_count` includes `cached_content_token_count`, and its
+ * `output_token_count` excludes thinking: `thoughts_token_count` is added to
+ * output (DESIGN §6).
+ */
+function apiResponse(record: OtlpRecord): MapResult {
+  const a = record.attributes;
+  const sessionId = sessionIdOf(record, "session.id");
+  if (sessionId === undefined) return noSessionId;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+
+  const model = str(a["model"]) ?? "";
+  const call = newModelCall(recordContext(record, false), sessionId, time.ms, "", model);
+  call.identity = modelIdentity(
+    record,
+    PREFIX + "api_response",
+    time,
+    model,
+    str(a["response_id"]),
+  );
+  const cached = count(a["cached_content_token_count"]) ?? 0;
+  call.inputTokens = inputWithoutCache(count(a["input_token_count"]) ?? 0, cached);
+  call.outputTokens = (count(a["output_token_count"]) ?? 0) +
+    (count(a["thoughts_token_count"]) ?? 0);
+  call.cacheReadTokens = cached;
+  call.durationMs = wholeMs(num(a["duration_ms"]));
+  return mapped(call);
+}

@@ -1,0 +1,52 @@
+/**
+ * Agent mappers: turn one decoded OTLP record into the telemetry events it
+ * reports (DESIGN §4 "Mapping"). Logs are dispatched on the resource's
+ * `service.name` (Claude Code `claude-code*`, Codex `codex_*`, Gemini CLI
+ * `gemini-cli`); spans that carry `gen_ai.operation.name` follow the GenAI
+ * semantic conventions whatever their service.
+ *
+ * @module
+ */
+
+import type { MapResult, OtlpRecord } from "../types.ts";
+import { ignored } from "./_base.ts";
+import { mapClaudeCode } from "./claude_code.ts";
+import { mapCodex } from "./codex.ts";
+import { mapGeminiCli } from "./gemini_cli.ts";
+import { mapGenAiSpan } from "./genai.ts";
+
+export { mapClaudeCode } from "./claude_code.ts";
+export { mapCodex } from "./codex.ts";
+export { mapGeminiCli } from "./gemini_cli.ts";
+export { mapGenAiSpan } from "./genai.ts";
+
+/** The logger scope Claude Code emits its events under. */
+const CLAUDE_CODE_SCOPE = "com.anthropic.claude_code.events";
+
+/**
+ * Maps one record: `mapped` with its events, `ignored` for events that are
+ * not telemetry we keep (`user_prompt`, other agents' spans, unknown
+ * services), or `unusable` with a reason (no session id, no tool name on a
+ * tool event, no time that parses) to count in `partialSuccess`.
+ *
+ * A log whose `service.name` names no known agent (a user overrode it) is
+ * still recognised by Claude Code's logger scope or by a `codex.` /
+ * `gemini_cli.` event name.
+ */
+export function mapRecord(record: OtlpRecord): MapResult {
+  if (record.signal === "traces") {
+    return record.attributes["gen_ai.operation.name"] === undefined
+      ? ignored
+      : mapGenAiSpan(record);
+  }
+  const service = record.resource["service.name"];
+  if (typeof service === "string") {
+    if (service.startsWith("claude-code")) return mapClaudeCode(record);
+    if (service.startsWith("codex_")) return mapCodex(record);
+    if (service.startsWith("gemini-cli")) return mapGeminiCli(record);
+  }
+  if (record.scopeName === CLAUDE_CODE_SCOPE) return mapClaudeCode(record);
+  if (record.eventName.startsWith("codex.")) return mapCodex(record);
+  if (record.eventName.startsWith("gemini_cli.")) return mapGeminiCli(record);
+  return ignored;
+}

@@ -1,0 +1,33 @@
+import type { Attributes, AttributeValue } from "../types.ts";
+
+/** Deepest nesting of array and kvlist values accepted, so a hostile body cannot exhaust the stack. */
+export const MAX_VALUE_DEPTH = 64;
+
+/**
+ * A log record's event name: `eventName`, else the `event.name` attribute,
+ * else the body when it is a string, else `""`.
+ */
+export function eventNameOf(
+  eventName: string,
+  attributes: Attributes,
+  body: AttributeValue,
+): string {
+  if (eventName !== "") return eventName;
+  const attribute = attributes["event.name"];
+  if (typeof attribute === "string" && attribute !== "") return attribute;
+  return typeof body === "string" ? body : "";
+}
+
+/** Stores one attribute; a `__proto__` key becomes an own property rather than a prototype. */
+export function setAttribute(into: Attributes, key: string, value: AttributeValue): void {
+  if (key === "__proto__") {
+    Object.defineProperty(into, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    into[key] = value;
+  }
+}
