@@ -50,6 +50,10 @@ const rawConfig = z.object({
   ingestMaxBytes: positiveInt("ingest size cap").default(16 * 1024 * 1024),
   readerThreads: positiveInt("reader thread count").default(2),
   keepSecrets: z.boolean().default(false),
+  retentionDays: positiveInt("retention").default(400).refine((days) => days >= 90, {
+    error: "Invalid retention: at least 90 days, so that every insight window stays whole",
+  }),
+  maxDiskBytes: positiveInt("disk cap").optional(),
   logLevel: z.enum(["debug", "info", "warn", "error", "silent"], {
     error: (issue) =>
       `Invalid log level: ${
@@ -75,6 +79,8 @@ export interface ServeConfig {
   readerThreads: number;
   keepSecrets: boolean;
   logLevel: LogLevel;
+  retentionDays: number;
+  maxDiskBytes: number | null;
 }
 
 /** Flag values as parsed from the command line (strings, booleans). */
@@ -91,6 +97,8 @@ const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   readerThreads: "AGENT_TELEMETRY_READER_THREADS",
   keepSecrets: "AGENT_TELEMETRY_KEEP_SECRETS",
   logLevel: "AGENT_TELEMETRY_LOG_LEVEL",
+  retentionDays: "AGENT_TELEMETRY_RETENTION_DAYS",
+  maxDiskBytes: "AGENT_TELEMETRY_MAX_DISK_BYTES",
 };
 
 /** Flags win over environment variables, which win over defaults. */
@@ -130,6 +138,8 @@ export function resolveServeConfig(
     readerThreads: raw.readerThreads,
     keepSecrets: raw.keepSecrets,
     logLevel: raw.logLevel,
+    retentionDays: raw.retentionDays,
+    maxDiskBytes: raw.maxDiskBytes ?? null,
   };
 }
 

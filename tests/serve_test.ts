@@ -167,8 +167,7 @@ Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", 
     child.kill("SIGTERM");
     const status = await child.status;
     assert.equal(status.code, 0);
-    reader.releaseLock();
-    await child.stdout.cancel();
+    await reader.cancel();
     const stderr = await new Response(child.stderr).text();
     assert.match(stderr, /"stopped"/);
     const requestLines = stderr.split("\n").filter((line) => line.includes('"message":"request"'));

@@ -22,6 +22,8 @@ export const serveFlagSpec = {
   "reader-threads": text,
   "keep-secrets": { type: "boolean" },
   "log-level": text,
+  "retention-days": text,
+  "max-disk-bytes": text,
 } as const;
 
 /** Configuration flags out of parsed `serve` flags. */
@@ -38,6 +40,8 @@ export function serveFlags(values: Record<string, string | boolean | undefined>)
     "reader-threads": "readerThreads",
     "keep-secrets": "keepSecrets",
     "log-level": "logLevel",
+    "retention-days": "retentionDays",
+    "max-disk-bytes": "maxDiskBytes",
   };
   for (const [flag, key] of Object.entries(map)) {
     const value = values[flag];

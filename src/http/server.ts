@@ -10,6 +10,7 @@ import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths, openDataDir } from "../store/data_dir.ts";
 import type { KeyVerifier } from "../store/keys.ts";
 import { ReaderPool } from "../store/reader.ts";
+import type { RetentionResult } from "../store/retention.ts";
 import { VERSION } from "../version.ts";
 import { createIngestApp } from "./ingest_app.ts";
 import { ServiceMetrics } from "./metrics.ts";
@@ -20,9 +21,14 @@ import type { Route } from "./router.ts";
 export interface RunningServer {
   queryUrl: string;
   ingestUrl: string;
+  /** Runs one retention pass now (it also runs in the background). */
+  runRetention(): Promise<RetentionResult>;
   /** Stops accepting, finishes in-flight requests, closes the stores. */
   close(): Promise<void>;
 }
+
+const RETENTION_FIRST_MS = 10_000;
+const RETENTION_EVERY_MS = 3_600_000;
 
 /** Replacements for tests: e.g. a key store that fails. */
 export interface ServeOverrides {
@@ -40,7 +46,14 @@ export async function startServer(
   overrides: ServeOverrides = {},
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
-  const dataDir = openDataDir(config.dataDir, { redactSecrets: !config.keepSecrets });
+  const dataDir = openDataDir(config.dataDir, {
+    redactSecrets: !config.keepSecrets,
+    retention: {
+      retentionDays: config.retentionDays,
+      maxDiskBytes: config.maxDiskBytes,
+      batchSize: 5000,
+    },
+  });
   const keys = overrides.keys ? overrides.keys(dataDir.keys) : dataDir.keys;
   const reader = new ReaderPool({
     path: dataDir.telemetryPath,
@@ -76,8 +89,28 @@ export async function startServer(
     logError,
   });
   const listeners: Deno.HttpServer<Deno.NetAddr>[] = [];
+  let retentionTimer: ReturnType<typeof setTimeout> | undefined;
+  let retentionRun: Promise<RetentionResult> | null = null;
+  const runRetention = () =>
+    retentionRun ??= dataDir.retention.run().then((result) => {
+      if (result.toolCalls + result.modelCalls > 0) {
+        log("info", "retention pass", {
+          deleted_tool_calls: result.toolCalls,
+          deleted_model_calls: result.modelCalls,
+          reclaimed_bytes: result.reclaimedBytes,
+        });
+      }
+      return result;
+    }).finally(() => retentionRun = null);
+  const scheduleRetention = (delay: number) => {
+    retentionTimer = setTimeout(() => {
+      runRetention().catch(logError).finally(() => scheduleRetention(RETENTION_EVERY_MS));
+    }, delay);
+  };
   const closeAll = async () => {
+    clearTimeout(retentionTimer);
     await Promise.all(listeners.map((server) => server.shutdown()));
+    await retentionRun?.catch(() => {});
     reader.close();
     dataDir.close();
   };
@@ -106,8 +139,9 @@ export async function startServer(
     announce(`query API listening on ${queryUrl}`);
     announce(`OTLP ingest listening on ${ingestUrl}`);
   }
+  scheduleRetention(RETENTION_FIRST_MS);
   let closing: Promise<void> | null = null;
-  return { queryUrl, ingestUrl, close: () => closing ??= closeAll() };
+  return { queryUrl, ingestUrl, runRetention, close: () => closing ??= closeAll() };
 }
 
 async function listen(

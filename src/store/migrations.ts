@@ -6,6 +6,9 @@
  */
 import keysInit from "../../sql/sqlite/keys_0001_init.sql" with { type: "text" };
 import telemetryInit from "../../sql/sqlite/telemetry_0001_init.sql" with { type: "text" };
+import telemetryRetention from "../../sql/sqlite/telemetry_0002_retention.sql" with {
+  type: "text",
+};
 import type { Migration } from "./sqlite.ts";
 
 /** Migrations of `keys.db`. */
@@ -16,4 +19,5 @@ export const keyStoreMigrations: readonly Migration[] = [
 /** Migrations of `telemetry.db`. */
 export const telemetryMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: telemetryInit },
+  { version: 2, name: "retention", sql: telemetryRetention },
 ];

@@ -28,7 +28,11 @@ export function openDatabase(path: string, options: OpenOptions = {}): DatabaseS
     readOnly: options.readOnly ?? false,
     enableForeignKeyConstraints: true,
   });
-  if (!options.readOnly) db.exec("PRAGMA journal_mode = WAL");
+  if (!options.readOnly) {
+    // Only takes effect on a new, empty file: lets retention hand pages back to the disk.
+    db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+    db.exec("PRAGMA journal_mode = WAL");
+  }
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA temp_store = MEMORY");

@@ -1,0 +1,141 @@
+/**
+ * Retention: deletes telemetry older than the retention period, and the
+ * oldest telemetry while the store is over its disk cap, in bounded batches
+ * (one short write transaction each, so ingest never waits long). Sessions
+ * that lose calls are recounted; the replica mirrors deletions through
+ * tombstones.
+ *
+ * @module
+ */
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import ingestSql from "../../sql/sqlite/ingest.sql" with { type: "text" };
+import retentionSql from "../../sql/sqlite/retention.sql" with { type: "text" };
+import { namedSql, parseNamedSql } from "./named_sql.ts";
+import { tx } from "./sqlite.ts";
+
+const statementsSql = { ...parseNamedSql(ingestSql), ...parseNamedSql(retentionSql) };
+const DAY_MS = 86_400_000;
+
+/** Retention settings. */
+export interface RetentionOptions {
+  retentionDays: number;
+  /** Upper bound for the telemetry store's used bytes; null for none. */
+  maxDiskBytes: number | null;
+  /** Rows of each kind deleted per transaction. */
+  batchSize: number;
+}
+
+/** What one pass removed. */
+export interface RetentionResult {
+  toolCalls: number;
+  modelCalls: number;
+  reclaimedBytes: number;
+}
+
+/** Prunes `telemetry.db` through its write connection. */
+export class Retention {
+  readonly #db: DatabaseSync;
+  readonly #options: RetentionOptions;
+  readonly #path: string;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync, path: string, options: RetentionOptions) {
+    this.#db = db;
+    this.#path = path;
+    this.#options = options;
+  }
+
+  /** Bytes the store's pages hold, free pages excluded. */
+  usedBytes(): number {
+    const pages = Number(this.#pragma("page_count"));
+    const free = Number(this.#pragma("freelist_count"));
+    return (pages - free) * Number(this.#pragma("page_size"));
+  }
+
+  /**
+   * Deletes batches until nothing is older than the retention period and the
+   * store is under its cap, yielding between batches; then returns free pages
+   * to the file system.
+   */
+  async run(now = Date.now()): Promise<RetentionResult> {
+    const before = this.#fileBytes();
+    const total: RetentionResult = { toolCalls: 0, modelCalls: 0, reclaimedBytes: 0 };
+    for (;;) {
+      const overCap = this.#options.maxDiskBytes !== null &&
+        this.usedBytes() > this.#options.maxDiskBytes;
+      const cutoff = overCap ? this.#capCutoff() : now - this.#options.retentionDays * DAY_MS;
+      const batch = this.#deleteBatch(cutoff);
+      total.toolCalls += batch.toolCalls;
+      total.modelCalls += batch.modelCalls;
+      if (batch.toolCalls + batch.modelCalls === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    if (total.toolCalls + total.modelCalls > 0) {
+      this.#db.exec("PRAGMA incremental_vacuum");
+      this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      total.reclaimedBytes = Math.max(0, before - this.#fileBytes());
+    }
+    return total;
+  }
+
+  /** Past the cap: everything before the oldest day still stored goes next. */
+  #capCutoff(): number {
+    const oldest = (this.#run("oldest_time", "get") as { ts: number | null }).ts;
+    return oldest === null ? -Infinity : Math.floor(oldest / DAY_MS) * DAY_MS + DAY_MS;
+  }
+
+  #deleteBatch(cutoff: number): { toolCalls: number; modelCalls: number } {
+    if (!Number.isFinite(cutoff)) return { toolCalls: 0, modelCalls: 0 };
+    return tx(this.#db, () => {
+      let seq = Number((this.#run("read_seq", "get") as { value: number }).value);
+      const touched = new Map<string, [string, string]>();
+      const deleteRows = (select: string, remove: string, table: string) => {
+        const rows = this.#run(select, "all", cutoff, this.#options.batchSize) as {
+          id: string;
+          org_id: string;
+          session_id: string;
+        }[];
+        for (const row of rows) {
+          this.#run(remove, "run", row.id);
+          this.#run("insert_tombstone", "run", ++seq, table, row.id);
+          touched.set(`${row.org_id}\u0000${row.session_id}`, [row.org_id, row.session_id]);
+        }
+        return rows.length;
+      };
+      const toolCalls = deleteRows("oldest_tool_calls", "delete_tool_call", "tool_calls");
+      const modelCalls = deleteRows("oldest_model_calls", "delete_model_call", "model_calls");
+      for (const [org, session] of touched.values()) {
+        this.#run("recount_session", "run", ++seq, org, session);
+        this.#run("recount_session_cost", "run", ++seq, org, session);
+        this.#run("drop_empty_session", "run", org, session);
+      }
+      this.#run("write_seq", "run", seq);
+      return { toolCalls, modelCalls };
+    });
+  }
+
+  #fileBytes(): number {
+    let bytes = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        bytes += Deno.statSync(this.#path + suffix).size;
+      } catch {
+        // Missing WAL: nothing to count.
+      }
+    }
+    return bytes;
+  }
+
+  #pragma(name: string): unknown {
+    return Object.values(this.#db.prepare(`PRAGMA ${name}`).get() ?? {})[0];
+  }
+
+  #run(name: string, mode: "run" | "get" | "all", ...params: SQLInputValue[]): unknown {
+    let statement = this.#statements.get(name);
+    if (!statement) {
+      statement = this.#db.prepare(namedSql(statementsSql, name));
+      this.#statements.set(name, statement);
+    }
+    return statement[mode](...params);
+  }
+}

@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { createTestOrg, startTestServer } from "./_harness.ts";
+import { claudeExport, toolResult } from "./_otlp.ts";
+import { T0 } from "./_scenario.ts";
+
+const CALLS_PER_EXPORT = 50;
+
+function exportOf(n: number) {
+  return claudeExport(Array.from({ length: CALLS_PER_EXPORT }, (_, i) =>
+    toolResult({
+      session: `crash-${n}`,
+      id: `c${n}-${i}`,
+      tool: "Bash",
+      timeMs: T0 + n * 1000 + i,
+      input: { command: `echo ${n} ${i}` },
+    })));
+}
+
+Deno.test("SIGKILL during ingest loses no acknowledged export and duplicates nothing", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const org = createTestOrg(dir);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-all",
+        new URL("../main.ts", import.meta.url).pathname,
+        "serve",
+        "--data",
+        dir,
+        "--listen",
+        "127.0.0.1:0",
+        "--ingest-listen",
+        "127.0.0.1:0",
+        "--log-level",
+        "error",
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    while (!out.includes("OTLP ingest listening on")) out += (await reader.read()).value ?? "";
+    await reader.cancel();
+    const ingestUrl = /OTLP ingest listening on (\S+)/.exec(out)![1];
+    const acknowledged: number[] = [];
+    let sent = 0;
+    const killer = setTimeout(() => child.kill("SIGKILL"), 1500);
+    try {
+      for (let n = 0; n < 100_000; n++) {
+        sent = n + 1;
+        const response = await fetch(`${ingestUrl}/v1/logs`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${org.ingestKey}` },
+          body: JSON.stringify(exportOf(n)),
+        });
+        await response.body?.cancel();
+        if (response.status === 200) acknowledged.push(n);
+        // Re-send every fifth export, as an exporter retry would.
+        if (n % 5 === 0) {
+          const retry = await fetch(`${ingestUrl}/v1/logs`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              authorization: `Bearer ${org.ingestKey}`,
+            },
+            body: JSON.stringify(exportOf(n)),
+          });
+          await retry.body?.cancel();
+        }
+      }
+    } catch {
+      // The connection dies with the server.
+    } finally {
+      clearTimeout(killer);
+    }
+    await child.status;
+    assert.ok(acknowledged.length > 3, `acknowledged ${acknowledged.length}`);
+
+    await using server = await startTestServer({ dir });
+    const seen = new Map<string, number>();
+    let cursor: string | undefined;
+    do {
+      const { body } = await server.getJson(
+        `/v1/sessions?limit=500${cursor ? `&cursor=${cursor}` : ""}`,
+        org.apiKey,
+      );
+      for (const s of body.data) seen.set(s.session_id, s.tool_call_count);
+      cursor = body.next_cursor;
+    } while (cursor);
+    for (const n of acknowledged) {
+      assert.equal(seen.get(`crash-${n}`), CALLS_PER_EXPORT, `export ${n} was acknowledged`);
+    }
+    assert.ok(seen.size <= sent, "nothing beyond what was sent");
+    for (const count of seen.values()) assert.equal(count, CALLS_PER_EXPORT, "all or nothing");
+    const total = await server.getJson(`/v1/tool-calls?session_id=crash-0&limit=500`, org.apiKey);
+    assert.equal(total.body.data.length, CALLS_PER_EXPORT, "a retried export is stored once");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
