@@ -49,7 +49,9 @@ const rawConfig = z.object({
   queryTimeoutMs: positiveInt("query timeout").default(30000),
   ingestMaxBytes: positiveInt("ingest size cap").default(16 * 1024 * 1024),
   readerThreads: positiveInt("reader thread count").default(2),
+  maxQueuedQueries: positiveInt("query queue length").default(256),
   keepSecrets: z.boolean().default(false),
+  readOnly: z.boolean().default(false),
   retentionDays: positiveInt("retention").default(400).refine((days) => days >= 90, {
     error: "Invalid retention: at least 90 days, so that every insight window stays whole",
   }),
@@ -77,7 +79,9 @@ export interface ServeConfig {
   queryTimeoutMs: number;
   ingestMaxBytes: number;
   readerThreads: number;
+  maxQueuedQueries: number;
   keepSecrets: boolean;
+  readOnly: boolean;
   logLevel: LogLevel;
   retentionDays: number;
   maxDiskBytes: number | null;
@@ -95,7 +99,9 @@ const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   queryTimeoutMs: "AGENT_TELEMETRY_QUERY_TIMEOUT_MS",
   ingestMaxBytes: "AGENT_TELEMETRY_INGEST_MAX_BYTES",
   readerThreads: "AGENT_TELEMETRY_READER_THREADS",
+  maxQueuedQueries: "AGENT_TELEMETRY_MAX_QUEUED_QUERIES",
   keepSecrets: "AGENT_TELEMETRY_KEEP_SECRETS",
+  readOnly: "AGENT_TELEMETRY_READONLY",
   logLevel: "AGENT_TELEMETRY_LOG_LEVEL",
   retentionDays: "AGENT_TELEMETRY_RETENTION_DAYS",
   maxDiskBytes: "AGENT_TELEMETRY_MAX_DISK_BYTES",
@@ -112,8 +118,9 @@ export function resolveServeConfig(
     if (value !== undefined) merged[key] = value;
   }
   merged.data ??= "./data";
-  if (typeof merged.keepSecrets === "string") {
-    merged.keepSecrets = ["1", "true", "yes"].includes(merged.keepSecrets.toLowerCase());
+  for (const key of ["keepSecrets", "readOnly"]) {
+    const value = merged[key];
+    if (typeof value === "string") merged[key] = ["1", "true", "yes"].includes(value.toLowerCase());
   }
   const parsed = rawConfig.safeParse(merged);
   if (!parsed.success) {
@@ -126,7 +133,7 @@ export function resolveServeConfig(
   const tls = raw.tlsCert !== undefined && raw.tlsKey !== undefined
     ? { cert: readPem(raw.tlsCert, "certificate"), key: readPem(raw.tlsKey, "key") }
     : null;
-  checkDataDirWritable(raw.data);
+  if (!raw.readOnly) checkDataDirWritable(raw.data);
   const defaultHost = tls ? "0.0.0.0" : "127.0.0.1";
   return {
     dataDir: raw.data,
@@ -136,7 +143,9 @@ export function resolveServeConfig(
     queryTimeoutMs: raw.queryTimeoutMs,
     ingestMaxBytes: raw.ingestMaxBytes,
     readerThreads: raw.readerThreads,
+    maxQueuedQueries: raw.maxQueuedQueries,
     keepSecrets: raw.keepSecrets,
+    readOnly: raw.readOnly,
     logLevel: raw.logLevel,
     retentionDays: raw.retentionDays,
     maxDiskBytes: raw.maxDiskBytes ?? null,

@@ -98,3 +98,39 @@ Deno.test("key lifecycle: new key works at once, revoked key and removed member'
     store.close();
   }
 });
+
+Deno.test("over-long URLs and headers are refused before any work", async () => {
+  await using server = await startTestServer();
+  const org = server.createOrg();
+  const long = await server.get(`/v1/sessions?agent=${"a".repeat(9000)}`, org.apiKey);
+  assert.equal(long.status, 414);
+  await long.body?.cancel();
+  const headers = await server.get("/v1/ping", org.apiKey, {
+    headers: { "x-big": "b".repeat(20000) },
+  });
+  assert.equal(headers.status, 431);
+  await headers.body?.cancel();
+});
+
+Deno.test("queries past the queue limit are answered 503 overloaded with Retry-After", async () => {
+  await using server = await startTestServer({
+    flags: { readerThreads: "1", maxQueuedQueries: "1" },
+  });
+  const org = server.createOrg();
+  const responses = await Promise.all(
+    Array.from(
+      { length: 30 },
+      () => server.get("/v1/sessions?after=2020-01-01T00:00:00Z", org.apiKey),
+    ),
+  );
+  const statuses = responses.map((r) => r.status);
+  const overloaded = responses.filter((r) => r.status === 503);
+  assert.ok(overloaded.length > 0, `statuses: ${statuses}`);
+  assert.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses}`);
+  assert.equal(overloaded[0]!.headers.get("retry-after"), "1");
+  for (const response of responses) {
+    if (response.status === 503) {
+      assert.equal((await response.json()).error.code, "overloaded");
+    } else await response.body?.cancel();
+  }
+});

@@ -198,3 +198,33 @@ Deno.test("restarting the server keeps keys, and a deleted analytics.duckdb is h
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("--readonly serves an existing directory and refuses telemetry", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const org = createTestOrg(dir);
+    {
+      await using primary = await startTestServer({ dir });
+      const { claudeExport, toolResult } = await import("./_otlp.ts");
+      const body = claudeExport([
+        toolResult({ session: "s", id: "a", tool: "Bash", timeMs: 1_795_000_000_000 }),
+      ]);
+      const sent = await primary.ingest("/v1/logs", body, org.ingestKey);
+      assert.equal(sent.status, 200);
+      await sent.body?.cancel();
+    }
+    const before = (await Deno.stat(`${dir}/telemetry.db`)).mtime;
+    await using replica = await startTestServer({ dir, flags: { readOnly: true } });
+    const list = await replica.getJson("/v1/tool-calls", org.apiKey);
+    assert.equal(list.body.data.length, 1);
+    const refused = await replica.ingest("/v1/logs", { resourceLogs: [] }, org.ingestKey);
+    assert.equal(refused.status, 503);
+    assert.equal((await refused.json()).error.code, "read_only");
+    const ready = await replica.get("/readyz");
+    assert.equal(ready.status, 200);
+    await ready.body?.cancel();
+    assert.deepEqual((await Deno.stat(`${dir}/telemetry.db`)).mtime, before);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

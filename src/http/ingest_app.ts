@@ -21,13 +21,14 @@ import type { TelemetryWriter } from "../store/telemetry_writer.ts";
 import { authenticateIngestRequest } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
-import { readyResponse } from "./query_app.ts";
+import { readyResponse, requestTooLarge } from "./query_app.ts";
 import { ApiError, errorResponse, jsonResponse, textResponse } from "./responses.ts";
 
 /** What the ingest app needs. */
 export interface IngestAppDeps {
   keys: KeyVerifier;
-  writer: TelemetryWriter;
+  /** Null on a read-only node: exports are refused with 503. */
+  writer: TelemetryWriter | null;
   maxBytes: number;
   metrics: ServiceMetrics;
   readiness: () => Promise<void>;
@@ -45,19 +46,33 @@ const PATHS: Record<string, Signal> = {
 /** Builds the ingest listener's request handler. */
 export function createIngestApp(deps: IngestAppDeps): (request: Request) => Promise<Response> {
   const app = async (request: Request): Promise<Response> => {
+    const tooLarge = requestTooLarge(request);
+    if (tooLarge) return tooLarge;
     const url = new URL(request.url);
     const pathSignal = PATHS[url.pathname];
     if (pathSignal === undefined) return serviceEndpoint(url.pathname, request, deps);
     if (request.method !== "POST") {
       return textResponse(405, "Method Not Allowed", { allow: "POST" });
     }
+    if (deps.writer === null) {
+      return jsonResponse(
+        {
+          error: {
+            code: "read_only",
+            message: "this node is read-only; send telemetry to the primary",
+          },
+        },
+        503,
+      );
+    }
+    const writer = deps.writer;
     try {
       const sender = authenticateIngestRequest(request, deps.keys);
       const encoding = encodingOf(request.headers.get("content-type"));
       const body = await readBody(request, deps.maxBytes);
       const received = receiveExport(body, { encoding, pathSignal });
       try {
-        deps.writer.ingest(sender, received.events);
+        writer.ingest(sender, received.events);
       } catch (error) {
         if (isBusy(error)) {
           return jsonResponse(

@@ -36,6 +36,8 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     ...(deps.routes ?? []),
   ]);
   const app = async (request: Request): Promise<Response> => {
+    const tooLarge = requestTooLarge(request);
+    if (tooLarge) return tooLarge;
     const url = new URL(request.url);
     if (url.pathname === "/healthz" || url.pathname === "/readyz") {
       if (request.method !== "GET") return methodNotAllowed();
@@ -75,6 +77,18 @@ export async function readyResponse(readiness: () => Promise<void>): Promise<Res
     const reason = error instanceof Error ? error.message : String(error);
     return jsonResponse({ status: "unavailable", reason }, 503);
   }
+}
+
+const MAX_URL_BYTES = 8192;
+const MAX_HEADER_BYTES = 16384;
+
+/** 414 or 431 for a request whose URL or headers pass the limits, else null. */
+export function requestTooLarge(request: Request): Response | null {
+  if (request.url.length > MAX_URL_BYTES) return textResponse(414, "URI Too Long");
+  let headerBytes = 0;
+  for (const [name, value] of request.headers) headerBytes += name.length + value.length + 4;
+  if (headerBytes > MAX_HEADER_BYTES) return textResponse(431, "Request Header Fields Too Large");
+  return null;
 }
 
 function methodNotAllowed(): Response {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { QueryTimeoutError } from "../store/reader.ts";
+import { QueryQueueFullError, QueryTimeoutError } from "../store/reader.ts";
 
 /** Error codes of spec §7. */
 export type ErrorCode =
@@ -13,7 +13,8 @@ export type ErrorCode =
   | "not_found"
   | "internal"
   | "not_implemented"
-  | "keystore_unavailable";
+  | "keystore_unavailable"
+  | "overloaded";
 
 /** An error with its HTTP status, code and client-facing message. */
 export class ApiError extends Error {
@@ -48,6 +49,13 @@ export function textResponse(status: number, text: string, headers: HeadersInit 
 export function errorResponse(error: unknown, log: (error: unknown) => void): Response {
   if (error instanceof ApiError) {
     return jsonResponse({ error: { code: error.code, message: error.message } }, error.status);
+  }
+  if (error instanceof QueryQueueFullError) {
+    return jsonResponse(
+      { error: { code: "overloaded", message: "too many queries in progress; retry later" } },
+      503,
+      { "retry-after": "1" },
+    );
   }
   if (error instanceof QueryTimeoutError) {
     return jsonResponse({

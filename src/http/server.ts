@@ -27,6 +27,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+const NOTHING_PRUNED: RetentionResult = { toolCalls: 0, modelCalls: 0, reclaimedBytes: 0 };
 const RETENTION_FIRST_MS = 10_000;
 const RETENTION_EVERY_MS = 3_600_000;
 
@@ -47,6 +48,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
   const dataDir = openDataDir(config.dataDir, {
+    readOnly: config.readOnly,
     redactSecrets: !config.keepSecrets,
     retention: {
       retentionDays: config.retentionDays,
@@ -59,6 +61,7 @@ export async function startServer(
     path: dataDir.telemetryPath,
     threads: config.readerThreads,
     timeoutMs: config.queryTimeoutMs,
+    maxQueued: config.maxQueuedQueries,
   });
   const metrics = new ServiceMetrics();
   metrics.addGauge({
@@ -68,7 +71,7 @@ export async function startServer(
   });
   const readiness = async () => {
     dataDir.keys.probe();
-    dataDir.writer.probe();
+    dataDir.writer?.probe();
     await reader.read([{ sql: "SELECT count(*) AS n FROM counters", params: [] }]);
   };
   const queryApp = createQueryApp({
@@ -92,16 +95,18 @@ export async function startServer(
   let retentionTimer: ReturnType<typeof setTimeout> | undefined;
   let retentionRun: Promise<RetentionResult> | null = null;
   const runRetention = () =>
-    retentionRun ??= dataDir.retention.run().then((result) => {
-      if (result.toolCalls + result.modelCalls > 0) {
-        log("info", "retention pass", {
-          deleted_tool_calls: result.toolCalls,
-          deleted_model_calls: result.modelCalls,
-          reclaimed_bytes: result.reclaimedBytes,
-        });
-      }
-      return result;
-    }).finally(() => retentionRun = null);
+    retentionRun ??= (dataDir.retention?.run() ?? Promise.resolve(NOTHING_PRUNED)).then(
+      (result) => {
+        if (result.toolCalls + result.modelCalls > 0) {
+          log("info", "retention pass", {
+            deleted_tool_calls: result.toolCalls,
+            deleted_model_calls: result.modelCalls,
+            reclaimed_bytes: result.reclaimedBytes,
+          });
+        }
+        return result;
+      },
+    ).finally(() => retentionRun = null);
   const scheduleRetention = (delay: number) => {
     retentionTimer = setTimeout(() => {
       runRetention().catch(logError).finally(() => scheduleRetention(RETENTION_EVERY_MS));
@@ -139,7 +144,7 @@ export async function startServer(
     announce(`query API listening on ${queryUrl}`);
     announce(`OTLP ingest listening on ${ingestUrl}`);
   }
-  scheduleRetention(RETENTION_FIRST_MS);
+  if (dataDir.retention) scheduleRetention(RETENTION_FIRST_MS);
   let closing: Promise<void> | null = null;
   return { queryUrl, ingestUrl, runRetention, close: () => closing ??= closeAll() };
 }

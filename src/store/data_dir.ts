@@ -1,22 +1,32 @@
 /**
- * The data directory (DESIGN §2): `keys.db`, `telemetry.db` and, later,
+ * The data directory (DESIGN §2): `keys.db`, `telemetry.db` and
  * `analytics.duckdb`, opened and migrated together.
  *
  * @module
  */
 import { KeyStore } from "./keys.ts";
 import { telemetryMigrations } from "./migrations.ts";
-import { migrate, openDatabase } from "./sqlite.ts";
-import { TelemetryWriter } from "./telemetry_writer.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
+import { migrate, openDatabase, requireMigrated } from "./sqlite.ts";
+import { TelemetryWriter } from "./telemetry_writer.ts";
 
 /** The open stores of one data directory. */
 export interface DataDir {
   keys: KeyStore;
-  writer: TelemetryWriter;
-  retention: Retention;
+  /** Null in read-only mode. */
+  writer: TelemetryWriter | null;
+  /** Null in read-only mode. */
+  retention: Retention | null;
   telemetryPath: string;
   close(): void;
+}
+
+/** Options of {@link openDataDir}. */
+export interface DataDirOptions {
+  redactSecrets: boolean;
+  retention?: RetentionOptions;
+  /** Serve an existing, migrated directory without writing to it. */
+  readOnly?: boolean;
 }
 
 /** Paths of the files in a data directory. */
@@ -35,25 +45,35 @@ export function openKeyStore(dir: string): KeyStore {
 }
 
 /** Creates the directory when missing and opens both SQLite stores, migrated. */
-export function openDataDir(
-  dir: string,
-  options: { redactSecrets: boolean; retention?: RetentionOptions },
-): DataDir {
-  Deno.mkdirSync(dir, { recursive: true });
+export function openDataDir(dir: string, options: DataDirOptions): DataDir {
   const paths = dataPaths(dir);
+  if (options.readOnly) {
+    const keys = KeyStore.open(paths.keys, { readOnly: true });
+    const telemetryDb = openDatabase(paths.telemetry, { readOnly: true });
+    requireMigrated(telemetryDb, telemetryMigrations, paths.telemetry);
+    return {
+      keys,
+      writer: null,
+      retention: null,
+      telemetryPath: paths.telemetry,
+      close() {
+        keys.close();
+        if (telemetryDb.isOpen) telemetryDb.close();
+      },
+    };
+  }
+  Deno.mkdirSync(dir, { recursive: true });
   const keys = KeyStore.open(paths.keys);
   const telemetryDb = openDatabase(paths.telemetry);
   migrate(telemetryDb, telemetryMigrations);
-  const writer = new TelemetryWriter(telemetryDb, options);
-  const retention = new Retention(
-    telemetryDb,
-    paths.telemetry,
-    options.retention ?? { retentionDays: 400, maxDiskBytes: null, batchSize: 5000 },
-  );
   return {
     keys,
-    writer,
-    retention,
+    writer: new TelemetryWriter(telemetryDb, options),
+    retention: new Retention(
+      telemetryDb,
+      paths.telemetry,
+      options.retention ?? { retentionDays: 400, maxDiskBytes: null, batchSize: 5000 },
+    ),
     telemetryPath: paths.telemetry,
     close() {
       keys.close();

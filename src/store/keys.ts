@@ -7,7 +7,7 @@
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { keyStoreMigrations } from "./migrations.ts";
-import { migrate, openDatabase, tx } from "./sqlite.ts";
+import { migrate, openDatabase, requireMigrated, tx } from "./sqlite.ts";
 import { hashSecret, newId, randomBase62 } from "./tokens.ts";
 import { formatTimestamp } from "../time.ts";
 import { UserInputError } from "../errors.ts";
@@ -56,8 +56,11 @@ export class KeyStore implements KeyVerifier {
   readonly #findApiKey: StatementSync;
   readonly #findIngestKey: StatementSync;
 
-  constructor(db: DatabaseSync) {
+  readonly #readOnly: boolean;
+
+  constructor(db: DatabaseSync, options: { readOnly?: boolean } = {}) {
     this.#db = db;
+    this.#readOnly = options.readOnly ?? false;
     this.#findApiKey = db.prepare(
       "SELECT id, org_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
     );
@@ -66,16 +69,20 @@ export class KeyStore implements KeyVerifier {
     );
   }
 
-  /** Opens `keys.db` at `path`, applying migrations. */
-  static open(path: string): KeyStore {
-    const db = openDatabase(path);
-    migrate(db, keyStoreMigrations);
-    return new KeyStore(db);
+  /** Opens `keys.db` at `path`, applying migrations; read-only opens require them applied. */
+  static open(path: string, options: { readOnly?: boolean } = {}): KeyStore {
+    const db = openDatabase(path, { readOnly: options.readOnly ?? false });
+    if (options.readOnly) requireMigrated(db, keyStoreMigrations, path);
+    else migrate(db, keyStoreMigrations);
+    return new KeyStore(db, options);
   }
 
-  /** Throws unless the key store can be read and written. */
+  /** Throws unless the key store can be read (and, unless read-only, written). */
   probe(): void {
-    tx(this.#db, () => this.#db.prepare("SELECT count(*) FROM orgs").get());
+    this.#db.prepare("SELECT count(*) FROM orgs").get();
+    if (this.#readOnly || this.#db.isTransaction) return;
+    this.#db.exec("BEGIN IMMEDIATE");
+    this.#db.exec("ROLLBACK");
   }
 
   close(): void {

@@ -29,6 +29,11 @@ export class QueryTimeoutError extends Error {
   override name = "QueryTimeoutError";
 }
 
+/** Too many batches are waiting: the caller should retry later. */
+export class QueryQueueFullError extends Error {
+  override name = "QueryQueueFullError";
+}
+
 /** A batch failed inside SQLite. */
 export class QueryFailedError extends Error {
   override name = "QueryFailedError";
@@ -51,6 +56,8 @@ export interface ReaderPoolOptions {
   path: string;
   threads: number;
   timeoutMs: number;
+  /** Batches allowed to wait for a thread; past it, reads fail with {@link QueryQueueFullError}. */
+  maxQueued?: number;
 }
 
 /** Runs read batches on a fixed number of threads, queueing the rest. */
@@ -69,6 +76,9 @@ export class ReaderPool {
   /** Runs the statements in one snapshot; resolves with one row array per statement. */
   read(statements: ReadStatement[]): Promise<unknown[][]> {
     if (this.#closed) return Promise.reject(new QueryFailedError("Reader pool is closed"));
+    if (this.#queue.length >= (this.#options.maxQueued ?? 256)) {
+      return Promise.reject(new QueryQueueFullError("Too many queries waiting"));
+    }
     return new Promise((resolve, reject) => {
       const request = { id: this.#nextId++, path: this.#options.path, statements };
       this.#queue.push({ request, resolve, reject });

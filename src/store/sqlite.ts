@@ -6,6 +6,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
+import { UserInputError } from "../errors.ts";
 
 /** A numbered schema step, applied once, in order. */
 export interface Migration {
@@ -54,6 +55,19 @@ export function tx<T>(db: DatabaseSync, fn: () => T): T {
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");
     throw error;
+  }
+}
+
+/** Throws unless every migration was applied (for read-only opens, which cannot migrate). */
+export function requireMigrated(db: DatabaseSync, migrations: readonly Migration[], path: string) {
+  const current = Number(
+    (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+  );
+  const latest = Math.max(...migrations.map((m) => m.version));
+  if (current < latest) {
+    throw new UserInputError(
+      `Read-only data file is not at the current schema: "${path}" (version ${current}, needs ${latest}); start once without --readonly`,
+    );
   }
 }
 
