@@ -59,6 +59,7 @@ Deno.test("/metrics on the ingest listener counts requests, records and file siz
   );
   assert.match(text, /agent_telemetry_http_request_duration_seconds_bucket\{.*le="\+Inf"\} \d+/);
   assert.match(text, /agent_telemetry_database_bytes\{file="telemetry"\} [1-9]\d*/);
+  assert.match(text, /agent_telemetry_replica_lag_seq \d+/);
   assert.equal(text.includes(org.ingestKey), false);
   assert.equal(text.includes(org.apiKey), false);
 });

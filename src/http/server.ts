@@ -10,6 +10,7 @@ import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths, openDataDir } from "../store/data_dir.ts";
 import type { KeyVerifier } from "../store/keys.ts";
 import { ReaderPool } from "../store/reader.ts";
+import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import type { RetentionResult } from "../store/retention.ts";
 import { VERSION } from "../version.ts";
 import { createIngestApp } from "./ingest_app.ts";
@@ -63,11 +64,31 @@ export async function startServer(
     timeoutMs: config.queryTimeoutMs,
     maxQueued: config.maxQueuedQueries,
   });
+  let analytics: Analytics;
+  try {
+    analytics = await openAnalytics({
+      path: dataPaths(config.dataDir).analytics,
+      telemetryPath: dataDir.telemetryPath,
+      timeoutMs: config.queryTimeoutMs,
+    });
+  } catch (error) {
+    reader.close();
+    dataDir.close();
+    throw error;
+  }
   const metrics = new ServiceMetrics();
   metrics.addGauge({
     name: "agent_telemetry_database_bytes",
     help: "Size of each data file in bytes.",
     read: () => fileSizes(config.dataDir),
+  });
+  metrics.addGauge({
+    name: "agent_telemetry_replica_lag_seq",
+    help: "Telemetry sequence numbers acknowledged but not yet in the DuckDB replica.",
+    read: () =>
+      dataDir.writer
+        ? [{ labels: {}, value: Math.max(0, dataDir.writer.currentSeq() - analytics.lastSeq) }]
+        : [],
   });
   const readiness = async () => {
     dataDir.keys.probe();
@@ -81,7 +102,7 @@ export async function startServer(
     metrics,
     readiness,
     logError,
-    ...(overrides.routes ? { routes: overrides.routes } : {}),
+    routes: [...analytics.routes, ...(overrides.routes ?? [])],
   });
   const ingestApp = createIngestApp({
     keys,
@@ -116,6 +137,7 @@ export async function startServer(
     clearTimeout(retentionTimer);
     await Promise.all(listeners.map((server) => server.shutdown()));
     await retentionRun?.catch(() => {});
+    await analytics.close();
     reader.close();
     dataDir.close();
   };

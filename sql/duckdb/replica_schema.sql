@@ -1,0 +1,132 @@
+-- The analytics replica (analytics.duckdb): columnar copies of the telemetry
+-- rows the insights read, kept in step with telemetry.db by `seq`. Derived
+-- data: deleting the file is always safe, it is rebuilt at start. No primary
+-- keys: every merge deletes by key before it inserts, and an ART index would
+-- only slow the bulk copy down.
+
+-- name: create_tables
+CREATE TABLE meta (
+  key   VARCHAR NOT NULL,
+  value BIGINT NOT NULL
+);
+
+CREATE TABLE tool_calls (
+  id           VARCHAR NOT NULL,
+  org_id       VARCHAR NOT NULL,
+  session_id   VARCHAR NOT NULL,
+  ts           BIGINT NOT NULL,
+  tool_name    VARCHAR NOT NULL,
+  tool_type    VARCHAR NOT NULL,
+  outcome      VARCHAR NOT NULL,
+  duration_ms  BIGINT,
+  agent_system VARCHAR NOT NULL,
+  model        VARCHAR,
+  seq          BIGINT NOT NULL
+);
+
+CREATE TABLE model_calls (
+  id                    VARCHAR NOT NULL,
+  org_id                VARCHAR NOT NULL,
+  session_id            VARCHAR NOT NULL,
+  ts                    BIGINT NOT NULL,
+  provider_name         VARCHAR NOT NULL,
+  model                 VARCHAR NOT NULL,
+  input_tokens          BIGINT NOT NULL,
+  output_tokens         BIGINT NOT NULL,
+  cache_read_tokens     BIGINT NOT NULL,
+  cache_creation_tokens BIGINT NOT NULL,
+  cost_usd              DOUBLE,
+  seq                   BIGINT NOT NULL
+);
+
+CREATE TABLE risk_flags (
+  call_id    VARCHAR NOT NULL,
+  flag       VARCHAR NOT NULL,
+  org_id     VARCHAR NOT NULL,
+  session_id VARCHAR NOT NULL,
+  ts         BIGINT NOT NULL,
+  tool_name  VARCHAR NOT NULL,
+  seq        BIGINT NOT NULL
+);
+
+CREATE TABLE domain_hits (
+  call_id    VARCHAR NOT NULL,
+  domain     VARCHAR NOT NULL,
+  scheme     VARCHAR NOT NULL,
+  org_id     VARCHAR NOT NULL,
+  session_id VARCHAR NOT NULL,
+  ts         BIGINT NOT NULL,
+  seq        BIGINT NOT NULL
+);
+
+-- name: init_meta
+INSERT INTO meta (key, value) VALUES ('schema_version', $version), ('last_seq', 0);
+
+-- name: read_meta
+SELECT key, value FROM meta;
+
+-- Staging tables live in the sync connection's temp catalog: the appender
+-- fills them, the merge of each group of chunks empties them (same transaction).
+
+-- name: create_staging
+CREATE TEMP TABLE stage_tool_calls AS SELECT * FROM tool_calls LIMIT 0;
+CREATE TEMP TABLE stage_model_calls AS SELECT * FROM model_calls LIMIT 0;
+CREATE TEMP TABLE stage_risk_flags AS SELECT * FROM risk_flags LIMIT 0;
+CREATE TEMP TABLE stage_domain_hits AS SELECT * FROM domain_hits LIMIT 0;
+CREATE TEMP TABLE stage_tombstones (seq BIGINT NOT NULL, tbl VARCHAR NOT NULL, row_key VARCHAR NOT NULL);
+
+-- Rows already in the replica under the same key are replaced (an updated
+-- SQLite row comes back with a new seq). Skipped while the replica is empty
+-- (one catch-up reads one snapshot, where every key occurs once).
+
+-- name: delete_tool_calls
+DELETE FROM tool_calls WHERE id IN (SELECT id FROM temp.stage_tool_calls);
+
+-- name: delete_model_calls
+DELETE FROM model_calls WHERE id IN (SELECT id FROM temp.stage_model_calls);
+
+-- name: delete_risk_flags
+DELETE FROM risk_flags AS r USING temp.stage_risk_flags AS s
+WHERE r.call_id = s.call_id AND r.flag = s.flag;
+
+-- name: delete_domain_hits
+DELETE FROM domain_hits AS d USING temp.stage_domain_hits AS s
+WHERE d.call_id = s.call_id AND d.domain = s.domain AND d.scheme = s.scheme;
+
+-- name: insert_tool_calls
+INSERT INTO tool_calls SELECT * FROM temp.stage_tool_calls;
+
+-- name: insert_model_calls
+INSERT INTO model_calls SELECT * FROM temp.stage_model_calls;
+
+-- name: insert_risk_flags
+INSERT INTO risk_flags SELECT * FROM temp.stage_risk_flags;
+
+-- name: insert_domain_hits
+INSERT INTO domain_hits SELECT * FROM temp.stage_domain_hits;
+
+-- Tombstones mirror deletions; each drops only rows written before it (seq
+-- below), so a row stored again later stays. tbl 'detections' (row_key = tool
+-- call id): a reject replaced by its result lost its flags and hits. tbl
+-- 'tool_calls' / 'model_calls': retention deleted the row, and with a tool
+-- call its flags and hits (ON DELETE CASCADE in SQLite).
+
+-- name: apply_tombstones
+DELETE FROM tool_calls AS c USING temp.stage_tombstones AS t
+WHERE t.tbl = 'tool_calls' AND c.id = t.row_key AND c.seq < t.seq;
+DELETE FROM model_calls AS m USING temp.stage_tombstones AS t
+WHERE t.tbl = 'model_calls' AND m.id = t.row_key AND m.seq < t.seq;
+DELETE FROM risk_flags AS r USING temp.stage_tombstones AS t
+WHERE t.tbl IN ('detections', 'tool_calls') AND r.call_id = t.row_key AND r.seq < t.seq;
+DELETE FROM domain_hits AS d USING temp.stage_tombstones AS t
+WHERE t.tbl IN ('detections', 'tool_calls') AND d.call_id = t.row_key AND d.seq < t.seq;
+
+-- name: clear_staging
+DELETE FROM temp.stage_tool_calls;
+DELETE FROM temp.stage_model_calls;
+DELETE FROM temp.stage_risk_flags;
+DELETE FROM temp.stage_domain_hits;
+DELETE FROM temp.stage_tombstones;
+
+-- name: set_last_seq
+UPDATE meta SET value = $seq WHERE key = 'last_seq';

@@ -1,0 +1,305 @@
+/**
+ * `/v1/insights/*` (spec §2.11, §4.8–4.14): one definition per insight — its
+ * SQL (`sql/insights/<name>.sql`) and the fields of its summary, series and
+ * breakdown — and the handlers that run it on the DuckDB replica.
+ *
+ * @module
+ */
+import type { ApiHandler } from "../api/context.ts";
+import { jsonResponse } from "../http/responses.ts";
+import type { Route } from "../http/router.ts";
+import { QueryTimeoutError } from "../store/reader.ts";
+import { parseNamedSql } from "../store/named_sql.ts";
+import { formatTimestamp } from "../time.ts";
+import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
+import costSql from "../../sql/insights/cost.sql" with { type: "text" };
+import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
+import outliersSql from "../../sql/insights/outliers.sql" with { type: "text" };
+import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
+import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
+import type { ReplicaRow, ReplicaStatement } from "./replica.ts";
+import {
+  bucketParams,
+  type InsightWindow,
+  insightWindow,
+  parseInsightParams,
+  windowObject,
+} from "./window.ts";
+
+/** The insights, by their path segment. */
+export type InsightName = "activity" | "top-tools" | "outliers" | "cost" | "risk" | "domains";
+
+/** Every insight name, in the spec's order. */
+export const INSIGHT_NAMES: readonly InsightName[] = [
+  "activity",
+  "top-tools",
+  "outliers",
+  "cost",
+  "risk",
+  "domains",
+];
+
+/**
+ * How a result column becomes a JSON field: integers and numbers as JSON
+ * numbers (null sums read as 0), `number?` keeps null, `time` is an epoch-ms
+ * value written as RFC 3339, `bool` accepts SQLite's 0/1.
+ */
+type FieldKind = "int" | "number" | "number?" | "string" | "time" | "bool";
+type Fields = Readonly<Record<string, FieldKind>>;
+
+/** What an insight returns, section by section. */
+export interface InsightDefinition {
+  name: InsightName;
+  summary: Fields;
+  /** Null: the insight has no time series (`series: null`). */
+  series: Fields | null;
+  /** Null: the insight has no breakdown (`breakdown: null`). */
+  breakdown: Fields | null;
+}
+
+/** An insight response body (spec §2.11). */
+export interface InsightBody {
+  window: ReturnType<typeof windowObject>;
+  summary: Record<string, unknown>;
+  series: Record<string, unknown>[] | null;
+  breakdown: Record<string, unknown>[] | null;
+}
+
+/** The definitions, keyed by name. */
+export const INSIGHTS: Readonly<Record<InsightName, InsightDefinition>> = {
+  "activity": {
+    name: "activity",
+    summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
+    series: { "bucket": "time", "calls": "int", "errors": "int" },
+    breakdown: null,
+  },
+  "top-tools": {
+    name: "top-tools",
+    summary: { "total_calls": "int", "unique_tools": "int" },
+    series: null,
+    breakdown: {
+      "tool_name": "string",
+      "tool_type": "string",
+      "calls": "int",
+      "errors": "int",
+      "avg_duration_ms": "number?",
+    },
+  },
+  "outliers": {
+    name: "outliers",
+    summary: { "p95_call_count": "number", "outlier_count": "int", "session_count": "int" },
+    series: null,
+    breakdown: {
+      "session_id": "string",
+      "call_count": "int",
+      "first_seen": "time",
+      "last_seen": "time",
+      "agent_system": "string",
+      "model": "string",
+      "error_count": "int",
+    },
+  },
+  "cost": {
+    name: "cost",
+    summary: {
+      "input_tokens": "int",
+      "output_tokens": "int",
+      "cache_read_tokens": "int",
+      "cache_creation_tokens": "int",
+      "cost_usd": "number",
+      "cost_available": "bool",
+      "call_count": "int",
+    },
+    series: {
+      "bucket": "time",
+      "input_tokens": "int",
+      "output_tokens": "int",
+      "cost_usd": "number",
+    },
+    breakdown: {
+      "provider_name": "string",
+      "model": "string",
+      "input_tokens": "int",
+      "output_tokens": "int",
+      "cost_usd": "number",
+      "call_count": "int",
+    },
+  },
+  "risk": {
+    name: "risk",
+    summary: { "total_flags": "int", "sessions_flagged": "int", "distinct_flag_kinds": "int" },
+    series: { "bucket": "time", "flag": "string", "flags": "int" },
+    breakdown: { "flag": "string", "flags": "int", "sessions": "int", "tools": "int" },
+  },
+  "domains": {
+    name: "domains",
+    summary: { "total_hits": "int", "unique_domains": "int", "sessions": "int" },
+    series: { "bucket": "time", "hits": "int", "unique_domains": "int" },
+    breakdown: { "domain": "string", "scheme": "string", "hits": "int", "sessions": "int" },
+  },
+};
+
+/** The DuckDB statements of each insight, by section (`summary`, `series`, `breakdown`). */
+export const DUCKDB_INSIGHT_SQL: Readonly<Record<InsightName, Record<string, string>>> = {
+  "activity": parseNamedSql(activitySql),
+  "top-tools": parseNamedSql(topToolsSql),
+  "outliers": parseNamedSql(outliersSql),
+  "cost": parseNamedSql(costSql),
+  "risk": parseNamedSql(riskSql),
+  "domains": parseNamedSql(domainsSql),
+};
+
+/** A section of an insight and its SQL with the parameters it names. */
+export interface InsightStatement {
+  section: "summary" | "series" | "breakdown";
+  sql: string;
+  params: Record<string, string | number>;
+}
+
+/** The statements of one insight for one organization and window, in section order. */
+export function insightStatements(
+  definition: InsightDefinition,
+  sql: Readonly<Record<string, string>>,
+  orgId: string,
+  window: InsightWindow,
+): InsightStatement[] {
+  const { width, offset } = bucketParams(window.granularity);
+  const values: Record<string, string | number> = {
+    org: orgId,
+    start: window.start,
+    end: window.end,
+    width,
+    offset,
+  };
+  const sections = (["summary", "series", "breakdown"] as const).filter((section) =>
+    section === "summary" || definition[section] !== null
+  );
+  return sections.map((section) => {
+    const text = sql[section];
+    if (text === undefined) throw new Error(`Missing SQL for ${definition.name}: "${section}"`);
+    const params: Record<string, string | number> = {};
+    for (const [, name] of text.matchAll(/\$(\w+)/g)) {
+      const value = values[name!];
+      if (value === undefined) throw new Error(`Unknown SQL parameter: "$${name}"`);
+      params[name!] = value;
+    }
+    return { section, sql: text, params };
+  });
+}
+
+/** Builds the envelope from the rows of each section (as {@link insightStatements} lists them). */
+export function insightBody(
+  definition: InsightDefinition,
+  window: InsightWindow,
+  rows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>>,
+): InsightBody {
+  const summaryRow = rows.summary?.[0] ?? {};
+  return {
+    window: windowObject(window),
+    summary: shapeRow(definition.summary, summaryRow),
+    series: definition.series === null
+      ? null
+      : (rows.series ?? []).map((row) => shapeRow(definition.series!, row)),
+    breakdown: definition.breakdown === null
+      ? null
+      : (rows.breakdown ?? []).map((row) => shapeRow(definition.breakdown!, row)),
+  };
+}
+
+function shapeRow(fields: Fields, row: ReplicaRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, kind] of Object.entries(fields)) out[name] = shapeValue(kind, row[name]);
+  return out;
+}
+
+function shapeValue(kind: FieldKind, value: unknown): unknown {
+  switch (kind) {
+    case "int":
+    case "number":
+      return value === null || value === undefined ? 0 : Number(value);
+    case "number?":
+      return value === null || value === undefined ? null : Number(value);
+    case "string":
+      return value === null || value === undefined ? "" : String(value);
+    case "time":
+      return formatTimestamp(Number(value));
+    case "bool":
+      return Boolean(value);
+  }
+}
+
+/** What the insight handlers need from the analytics service. */
+export interface InsightEngine {
+  /** The query time limit, milliseconds, covering catch-up wait and queries. */
+  readonly timeoutMs: number;
+  /** Brings the replica up to everything acknowledged so far. */
+  catchUp(): Promise<void>;
+  /** Runs statements in one snapshot, interrupted at `deadline` (epoch ms). */
+  read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]>;
+}
+
+/** Runs one insight on the replica for one organization and window. */
+export async function runInsight(
+  engine: InsightEngine,
+  name: InsightName,
+  orgId: string,
+  window: InsightWindow,
+  deadline: number,
+): Promise<InsightBody> {
+  const definition = INSIGHTS[name];
+  await beforeDeadline(engine.catchUp(), deadline);
+  const statements = insightStatements(definition, DUCKDB_INSIGHT_SQL[name], orgId, window);
+  const results = await engine.read(
+    statements.map(({ sql, params }) => ({ sql, params: duckdbParams(params) })),
+    deadline,
+  );
+  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
+  statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
+  return insightBody(definition, window, rows);
+}
+
+/** Integers bind as BIGINT, so `ts` comparisons stay integer comparisons. */
+function duckdbParams(params: Record<string, string | number>): ReplicaStatement["params"] {
+  const out: ReplicaStatement["params"] = {};
+  for (const [name, value] of Object.entries(params)) {
+    out[name] = typeof value === "number" ? BigInt(value) : value;
+  }
+  return out;
+}
+
+/** Waits for `promise`, failing with {@link QueryTimeoutError} at `deadline` (epoch ms). */
+async function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The shared catch-up goes on for other requests; this one only stops waiting.
+  promise.catch(() => {});
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new QueryTimeoutError("Query time limit exceeded")),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The six insight routes over an analytics engine. */
+export function insightRoutes(engine: InsightEngine): Route<ApiHandler>[] {
+  return INSIGHT_NAMES.map((name) => ({
+    pattern: `/v1/insights/${name}`,
+    handler: async ({ url, orgId }) => {
+      const { window, granularity } = parseInsightParams(url.searchParams);
+      const now = Date.now();
+      const body = await runInsight(
+        engine,
+        name,
+        orgId,
+        insightWindow(window, granularity, now),
+        now + engine.timeoutMs,
+      );
+      return jsonResponse(body);
+    },
+  }));
+}

@@ -1,0 +1,99 @@
+/**
+ * Insights on DuckDB: the analytics replica of `telemetry.db` and the
+ * `/v1/insights/*` routes that read it. The replica's initial build runs in
+ * the background, so the server answers list endpoints meanwhile; insight
+ * requests wait for it.
+ *
+ * @module
+ */
+import type { ApiHandler } from "../api/context.ts";
+import type { Route } from "../http/router.ts";
+import { log } from "../log.ts";
+import {
+  type InsightBody,
+  type InsightEngine,
+  type InsightName,
+  insightRoutes,
+  runInsight,
+} from "./insights.ts";
+import { type CatchUpStats, Replica } from "./replica.ts";
+import type { InsightWindow } from "./window.ts";
+
+export { INSIGHT_NAMES, type InsightBody, type InsightName } from "./insights.ts";
+export { runSqliteInsight } from "./sqlite_insights.ts";
+export { type Granularity, type InsightWindow, insightWindow, type WindowName } from "./window.ts";
+export { type CatchUpStats, REPLICA_SCHEMA_VERSION } from "./replica.ts";
+
+/** Options of {@link openAnalytics}. */
+export interface AnalyticsOptions {
+  /** Path of `analytics.duckdb` (created, or deleted and rebuilt, as needed). */
+  path: string;
+  /** Path of `telemetry.db`, already created and migrated. */
+  telemetryPath: string;
+  /** Query time limit in milliseconds (spec §8: 30 s); covers catch-up wait and queries. */
+  timeoutMs: number;
+  /** Log nothing (tests). */
+  quiet?: boolean;
+}
+
+/** The open analytics service. */
+export interface Analytics {
+  /** `/v1/insights/*`, to assemble with the other query routes. */
+  routes: Route<ApiHandler>[];
+  /** Brings the replica up to the telemetry store's current seq (shared by concurrent callers). */
+  catchUp(): Promise<void>;
+  /** Settles when the initial build (or catch-up) at open is done; rejects if it failed. */
+  ready: Promise<void>;
+  /**
+   * Runs one insight for one organization and window as its endpoint does
+   * (catch-up first, same time limit) and returns the response body; for the
+   * benchmark, beside `runSqliteInsight`.
+   */
+  insight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
+  /** Figures of the last catch-up that copied rows (for logs and the benchmark). */
+  readonly lastCatchUp: CatchUpStats | null;
+  /** The last telemetry `seq` the replica holds. */
+  readonly lastSeq: number;
+  /** Waits for a running catch-up to stop, interrupts queries, releases every DuckDB handle. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (or rebuilds) the replica and starts its catch-up in the background.
+ * Resolves once the file is open; `ready` tells when the replica has caught up.
+ */
+export async function openAnalytics(options: AnalyticsOptions): Promise<Analytics> {
+  const replica = await Replica.open({
+    path: options.path,
+    telemetryPath: options.telemetryPath,
+    quiet: options.quiet,
+  });
+  const catchUp = () => replica.catchUp();
+  const ready = catchUp();
+  ready.catch((error) => {
+    if (!options.quiet) {
+      log("error", "analytics replica: initial catch-up failed; insight requests will retry", {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+    }
+  });
+  const engine: InsightEngine = {
+    timeoutMs: options.timeoutMs,
+    catchUp,
+    read: (statements, deadline) => replica.read(statements, deadline),
+  };
+  return {
+    routes: insightRoutes(engine),
+    catchUp,
+    ready,
+    insight: (name, orgId, window) =>
+      runInsight(engine, name, orgId, window, Date.now() + options.timeoutMs),
+    get lastSeq() {
+      return replica.lastSeq;
+    },
+    get lastCatchUp() {
+      return replica.lastCatchUp;
+    },
+    close: () => replica.close(),
+  };
+}

@@ -1,0 +1,744 @@
+/**
+ * Test support for the insight endpoints: a plain TypeScript reference
+ * implementation of every insight over raw rows read back from
+ * `telemetry.db`, a seeded generator of telemetry events, and a real query
+ * server over a temporary data directory with the analytics service wired in.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { type Analytics, openAnalytics } from "../src/analytics/mod.ts";
+import { ServiceMetrics } from "../src/http/metrics.ts";
+import { createQueryApp } from "../src/http/query_app.ts";
+import type {
+  DecisionEvent,
+  ModelCallEvent,
+  TelemetryEvent,
+  ToolCallEvent,
+} from "../src/ingest/types.ts";
+import { type DataDir, dataPaths, openDataDir } from "../src/store/data_dir.ts";
+import { ReaderPool } from "../src/store/reader.ts";
+
+const DAY = 86_400_000;
+
+// ---------------------------------------------------------------------------
+// Raw rows and the reference implementation
+// ---------------------------------------------------------------------------
+
+/** Rows of `telemetry.db` as a plain SELECT returns them. */
+export interface RawRows {
+  toolCalls: {
+    id: string;
+    org_id: string;
+    session_id: string;
+    ts: number;
+    tool_name: string;
+    tool_type: string;
+    outcome: string;
+    duration_ms: number | null;
+    agent_system: string;
+    model: string | null;
+  }[];
+  modelCalls: {
+    org_id: string;
+    ts: number;
+    provider_name: string;
+    model: string;
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_tokens: number;
+    cache_creation_tokens: number;
+    cost_usd: number | null;
+  }[];
+  riskFlags: {
+    org_id: string;
+    session_id: string;
+    ts: number;
+    flag: string;
+    tool_name: string;
+  }[];
+  domainHits: {
+    org_id: string;
+    session_id: string;
+    ts: number;
+    domain: string;
+    scheme: string;
+  }[];
+}
+
+/** Reads every telemetry row back with plain SELECTs (no filtering in SQL). */
+export function readRawRows(telemetryPath: string): RawRows {
+  const db = new DatabaseSync(telemetryPath, { readOnly: true });
+  try {
+    const all = <T>(sql: string) => db.prepare(sql).all() as unknown as T;
+    return {
+      toolCalls: all("SELECT * FROM tool_calls"),
+      modelCalls: all("SELECT * FROM model_calls"),
+      riskFlags: all("SELECT * FROM risk_flags"),
+      domainHits: all("SELECT * FROM domain_hits"),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** A window as the reference needs it. */
+export interface ReferenceWindow {
+  window: string;
+  granularity: "daily" | "weekly";
+  start: number;
+  end: number;
+}
+
+/** The window an insight response reports. */
+export function windowOf(body: { window: Record<string, string> }): ReferenceWindow {
+  return {
+    window: body.window.window!,
+    granularity: body.window.granularity as "daily" | "weekly",
+    start: Date.parse(body.window.start!),
+    end: Date.parse(body.window.end!),
+  };
+}
+
+/** Orders strings by Unicode code point (SQLite's BINARY collation on UTF-8). */
+export function byCodePoint(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** The start of the UTC day, or of the week from Sunday 00:00 UTC, holding `ts`. */
+export function referenceBucket(ts: number, granularity: "daily" | "weekly"): number {
+  const date = new Date(ts);
+  const midnight = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+  return granularity === "daily" ? midnight : midnight - date.getUTCDay() * DAY;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const k = key(row);
+    const list = groups.get(k);
+    if (list) list.push(row);
+    else groups.set(k, [row]);
+  }
+  return groups;
+}
+
+function distinct<T>(rows: readonly T[], key: (row: T) => string): number {
+  return new Set(rows.map(key)).size;
+}
+
+function sum<T>(rows: readonly T[], value: (row: T) => number): number {
+  let total = 0;
+  for (const row of rows) total += value(row);
+  return total;
+}
+
+/** Continuous (linearly interpolated) quantile of numbers. */
+export function quantileCont(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = q * (sorted.length - 1);
+  const lo = Math.floor(position);
+  const hi = Math.ceil(position);
+  return sorted[lo]! + (position - lo) * (sorted[hi]! - sorted[lo]!);
+}
+
+/** Computes one insight's body from raw rows, the way spec §4.9–4.14 and DESIGN §6 define it. */
+export function referenceInsight(
+  raw: RawRows,
+  name: string,
+  orgId: string,
+  window: ReferenceWindow,
+): Record<string, unknown> {
+  const inWindow = <T extends { org_id: string; ts: number }>(rows: readonly T[]) =>
+    rows.filter((row) => row.org_id === orgId && row.ts >= window.start && row.ts < window.end);
+  const bucketed = <T extends { ts: number }>(rows: readonly T[]) =>
+    [...groupBy(rows, (row) => String(referenceBucket(row.ts, window.granularity)))]
+      .map(([bucket, list]) => ({ bucket: Number(bucket), list }))
+      .sort((a, b) => a.bucket - b.bucket);
+  const envelope = {
+    window: {
+      window: window.window,
+      granularity: window.granularity,
+      start: iso(window.start),
+      end: iso(window.end),
+    },
+  };
+  const calls = inWindow(raw.toolCalls);
+  const errors = (rows: typeof calls) => rows.filter((row) => row.outcome === "error").length;
+  switch (name) {
+    case "activity":
+      return {
+        ...envelope,
+        summary: {
+          "total_calls": calls.length,
+          "error_count": errors(calls),
+          "session_count": distinct(calls, (row) => row.session_id),
+        },
+        series: bucketed(calls).map(({ bucket, list }) => ({
+          bucket: iso(bucket),
+          calls: list.length,
+          errors: errors(list),
+        })),
+        breakdown: null,
+      };
+    case "top-tools": {
+      const rows = [...groupBy(calls, (row) => JSON.stringify([row.tool_name, row.tool_type]))]
+        .map(([, list]) => {
+          const durations = list.filter((row) => row.duration_ms !== null);
+          return {
+            "tool_name": list[0]!.tool_name,
+            "tool_type": list[0]!.tool_type,
+            calls: list.length,
+            errors: errors(list),
+            "avg_duration_ms": durations.length === 0
+              ? null
+              : sum(durations, (row) => row.duration_ms!) / durations.length,
+          };
+        })
+        .sort((a, b) =>
+          b.calls - a.calls || byCodePoint(a.tool_name, b.tool_name) ||
+          byCodePoint(a.tool_type, b.tool_type)
+        );
+      return {
+        ...envelope,
+        summary: {
+          "total_calls": calls.length,
+          "unique_tools": distinct(calls, (row) => row.tool_name),
+        },
+        series: null,
+        breakdown: rows.slice(0, 50),
+      };
+    }
+    case "outliers": {
+      const sessions = [...groupBy(calls, (row) => row.session_id)];
+      const p95 = quantileCont(sessions.map(([, list]) => list.length), 0.95);
+      const latest = (list: typeof calls) =>
+        list.reduce<(typeof calls)[number] | null>(
+          (best, row) =>
+            best === null || row.ts > best.ts ||
+              (row.ts === best.ts && byCodePoint(row.id, best.id) > 0)
+              ? row
+              : best,
+          null,
+        );
+      const outliers = sessions
+        .filter(([, list]) => p95 !== null && list.length > p95)
+        .sort(([a, x], [b, y]) => y.length - x.length || byCodePoint(a, b));
+      return {
+        ...envelope,
+        summary: {
+          "p95_call_count": p95 ?? 0,
+          "outlier_count": outliers.length,
+          "session_count": sessions.length,
+        },
+        series: null,
+        breakdown: outliers.slice(0, 50).map(([sessionId, list]) => ({
+          "session_id": sessionId,
+          "call_count": list.length,
+          "first_seen": iso(Math.min(...list.map((row) => row.ts))),
+          "last_seen": iso(Math.max(...list.map((row) => row.ts))),
+          "agent_system": latest(list)!.agent_system,
+          model: latest(list.filter((row) => row.model !== null && row.model !== ""))?.model ?? "",
+          "error_count": errors(list),
+        })),
+      };
+    }
+    case "cost": {
+      const modelCalls = inWindow(raw.modelCalls);
+      const cost = (rows: typeof modelCalls) => sum(rows, (row) => row.cost_usd ?? 0);
+      const breakdown = [
+        ...groupBy(
+          modelCalls.filter((row) => row.model !== ""),
+          (row) => JSON.stringify([row.provider_name, row.model]),
+        ),
+      ].map(([, list]) => ({
+        "provider_name": list[0]!.provider_name,
+        model: list[0]!.model,
+        "input_tokens": sum(list, (row) => row.input_tokens),
+        "output_tokens": sum(list, (row) => row.output_tokens),
+        "cost_usd": cost(list),
+        "call_count": list.length,
+      })).sort((a, b) =>
+        b.input_tokens + b.output_tokens - (a.input_tokens + a.output_tokens) ||
+        byCodePoint(a.provider_name, b.provider_name) || byCodePoint(a.model, b.model)
+      );
+      return {
+        ...envelope,
+        summary: {
+          "input_tokens": sum(modelCalls, (row) => row.input_tokens),
+          "output_tokens": sum(modelCalls, (row) => row.output_tokens),
+          "cache_read_tokens": sum(modelCalls, (row) => row.cache_read_tokens),
+          "cache_creation_tokens": sum(modelCalls, (row) => row.cache_creation_tokens),
+          "cost_usd": cost(modelCalls),
+          "cost_available": modelCalls.some((row) => row.cost_usd !== null),
+          "call_count": modelCalls.length,
+        },
+        series: bucketed(modelCalls).map(({ bucket, list }) => ({
+          bucket: iso(bucket),
+          "input_tokens": sum(list, (row) => row.input_tokens),
+          "output_tokens": sum(list, (row) => row.output_tokens),
+          "cost_usd": cost(list),
+        })),
+        breakdown: breakdown.slice(0, 50),
+      };
+    }
+    case "risk": {
+      const flags = inWindow(raw.riskFlags);
+      return {
+        ...envelope,
+        summary: {
+          "total_flags": flags.length,
+          "sessions_flagged": distinct(flags, (row) => row.session_id),
+          "distinct_flag_kinds": distinct(flags, (row) => row.flag),
+        },
+        series: bucketed(flags).flatMap(({ bucket, list }) =>
+          [...groupBy(list, (row) => row.flag)]
+            .sort(([a], [b]) => byCodePoint(a, b))
+            .map(([flag, rows]) => ({ bucket: iso(bucket), flag, flags: rows.length }))
+        ),
+        breakdown: [...groupBy(flags, (row) => row.flag)]
+          .map(([flag, list]) => ({
+            flag,
+            flags: list.length,
+            sessions: distinct(list, (row) => row.session_id),
+            tools: distinct(list, (row) => row.tool_name),
+          }))
+          .sort((a, b) => b.flags - a.flags || byCodePoint(a.flag, b.flag))
+          .slice(0, 50),
+      };
+    }
+    case "domains": {
+      const hits = inWindow(raw.domainHits);
+      return {
+        ...envelope,
+        summary: {
+          "total_hits": hits.length,
+          "unique_domains": distinct(hits, (row) => row.domain),
+          sessions: distinct(hits, (row) => row.session_id),
+        },
+        series: bucketed(hits).map(({ bucket, list }) => ({
+          bucket: iso(bucket),
+          hits: list.length,
+          "unique_domains": distinct(list, (row) => row.domain),
+        })),
+        breakdown: [...groupBy(hits, (row) => JSON.stringify([row.domain, row.scheme]))]
+          .map(([, list]) => ({
+            domain: list[0]!.domain,
+            scheme: list[0]!.scheme,
+            hits: list.length,
+            sessions: distinct(list, (row) => row.session_id),
+          }))
+          .sort((a, b) =>
+            b.hits - a.hits || byCodePoint(a.domain, b.domain) || byCodePoint(a.scheme, b.scheme)
+          )
+          .slice(0, 50),
+      };
+    }
+  }
+  throw new Error(`Unknown insight: "${name}"`);
+}
+
+/**
+ * Deep equality where numbers may differ by 1e-9 relative to their size (sums
+ * of costs and averages add up in another order in DuckDB).
+ */
+export function assertInsightEqual(actual: unknown, expected: unknown, path = "body"): void {
+  if (typeof expected === "number" && typeof actual === "number") {
+    const scale = Math.max(1, Math.abs(expected), Math.abs(actual));
+    assert.ok(
+      Math.abs(actual - expected) <= 1e-9 * scale,
+      `${path}: ${actual} differs from ${expected}`,
+    );
+    return;
+  }
+  if (Array.isArray(expected)) {
+    assert.ok(Array.isArray(actual), `${path}: expected an array, got ${JSON.stringify(actual)}`);
+    assert.equal(actual.length, expected.length, `${path}: length`);
+    expected.forEach((item, i) => assertInsightEqual(actual[i], item, `${path}[${i}]`));
+    return;
+  }
+  if (expected !== null && typeof expected === "object") {
+    assert.ok(actual !== null && typeof actual === "object", `${path}: expected an object`);
+    assert.deepEqual(
+      Object.keys(actual as object),
+      Object.keys(expected),
+      `${path}: field names and order`,
+    );
+    for (const [key, value] of Object.entries(expected)) {
+      assertInsightEqual((actual as Record<string, unknown>)[key], value, `${path}.${key}`);
+    }
+    return;
+  }
+  assert.equal(actual, expected, path);
+}
+
+// ---------------------------------------------------------------------------
+// Seeded telemetry
+// ---------------------------------------------------------------------------
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same telemetry. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What to generate. */
+export interface TelemetryPlan {
+  seed: number;
+  sessions: number;
+  /** Times fall in (now - days, now]. */
+  days: number;
+  now: number;
+  /** Distinct MCP tools, hosts and models to draw from (above 50 exercises the breakdown limit). */
+  variety?: number;
+  /** Prefix of session ids, so two plans do not collide. */
+  prefix?: string;
+}
+
+/** Events in ingest batches, plus the rejects that a later batch turns into results. */
+export interface GeneratedTelemetry {
+  batches: TelemetryEvent[][];
+  /** Results for calls first stored as rejected: ingest them later to exercise tombstones. */
+  laterResults: TelemetryEvent[];
+}
+
+const AGENTS = ["claude-code", "codex", "gemini-cli"];
+const PROVIDERS = ["anthropic", "openai", ""];
+
+/**
+ * Random tool calls (ok/error/rejected, builtin and MCP, some with a model and
+ * risky or URL-bearing arguments) and model calls (with and without cost and
+ * model) spread over the last `days` days.
+ */
+export function generateTelemetry(plan: TelemetryPlan): GeneratedTelemetry {
+  const random = seededRandom(plan.seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const variety = plan.variety ?? 12;
+  const prefix = plan.prefix ?? "s";
+  const batches: TelemetryEvent[][] = [];
+  const laterResults: TelemetryEvent[] = [];
+  let batch: TelemetryEvent[] = [];
+  const push = (event: TelemetryEvent) => {
+    batch.push(event);
+    if (batch.length >= 400) {
+      batches.push(batch);
+      batch = [];
+    }
+  };
+  for (let s = 0; s < plan.sessions; s++) {
+    const sessionId = `${prefix}${String(s).padStart(5, "0")}`;
+    const agentSystem = pick(AGENTS);
+    const start = plan.now - random() * plan.days * DAY;
+    // Heavy tail: most sessions are short, a few very long.
+    const callCount = random() < 0.06
+      ? 20 + Math.floor(random() * 60)
+      : 1 + Math.floor(random() * 8);
+    const sessionModel = random() < 0.5 ? `model-${Math.floor(random() * variety)}` : undefined;
+    const base = {
+      sessionId,
+      agentSystem,
+      agentVersion: "1.0.0",
+      source: "otlp_logs" as const,
+    };
+    for (let c = 0; c < callCount; c++) {
+      const timeMs = Math.min(plan.now - 1, Math.floor(start + random() * 6 * 3_600_000));
+      const toolCallId = `${sessionId}-call-${c}`;
+      const { toolName, toolType, category, args } = randomTool(random, variety);
+      const roll = random();
+      const outcome = toolName === "Deploy" || roll < 0.15
+        ? "rejected"
+        : roll < 0.3
+        ? "error"
+        : "ok";
+      if (outcome === "rejected" && random() < 0.5) {
+        // A rejected decision now; sometimes its result arrives in a later batch.
+        const decision: DecisionEvent = {
+          ...base,
+          kind: "decision",
+          timeMs,
+          identity: toolCallId,
+          toolName,
+          toolType,
+          category,
+          toolCallId,
+          decision: "reject",
+          rejects: true,
+          arguments: args,
+        };
+        push(decision);
+        if (toolName !== "Deploy" && random() < 0.5) {
+          const late: ToolCallEvent = {
+            ...base,
+            kind: "tool_call",
+            timeMs: Math.min(plan.now - 1, timeMs + 1000),
+            identity: toolCallId,
+            toolName,
+            toolType,
+            category,
+            outcome: random() < 0.5 ? "ok" : "error",
+            durationMs: Math.floor(random() * 5000),
+            resultSizeBytes: 10,
+            toolCallId,
+            // The result's arguments differ: its flags and domains replace the reject's.
+            arguments: randomTool(random, variety).args,
+            ...(sessionModel && random() < 0.5 ? { model: sessionModel } : {}),
+          };
+          laterResults.push(late);
+        }
+        continue;
+      }
+      const call: ToolCallEvent = {
+        ...base,
+        kind: "tool_call",
+        timeMs,
+        identity: toolCallId,
+        toolName,
+        toolType,
+        category,
+        outcome,
+        durationMs: outcome === "rejected" ? null : Math.floor(random() * 5000),
+        resultSizeBytes: outcome === "rejected" ? null : Math.floor(random() * 1000),
+        toolCallId,
+        arguments: args,
+        ...(sessionModel && random() < 0.6 ? { model: sessionModel } : {}),
+      };
+      push(call);
+      if (random() < 0.5) {
+        push(randomModelCall(random, base, `${toolCallId}-model`, timeMs, variety));
+      }
+    }
+  }
+  if (batch.length > 0) batches.push(batch);
+  return { batches, laterResults };
+}
+
+function randomTool(random: () => number, variety: number) {
+  const r = random();
+  const host = `h${Math.floor(random() * variety)}.example.${random() < 0.5 ? "com" : "org"}`;
+  const bashCommands = [
+    "ls -la",
+    "npm test",
+    `curl -s https://${host}/api`,
+    `wget http://${host}/file.tgz`,
+    "rm -rf ./build /tmp/cache",
+    "git push --force origin main",
+    "cat ~/.ssh/id_rsa",
+    `curl https://${host}/a && curl https://${host}/b`,
+  ];
+  if (r < 0.35) {
+    const command = bashCommands[Math.floor(random() * bashCommands.length)]!;
+    return {
+      toolName: "Bash",
+      toolType: "builtin" as const,
+      category: "code_exec" as const,
+      args: JSON.stringify({ command }),
+    };
+  }
+  if (r < 0.5) {
+    const path = random() < 0.3 ? "/app/.env" : "/app/src/main.ts";
+    return {
+      toolName: "Read",
+      toolType: "builtin" as const,
+      category: "file_read" as const,
+      args: JSON.stringify({ "file_path": path }),
+    };
+  }
+  if (r < 0.6) {
+    return {
+      toolName: "Edit",
+      toolType: "builtin" as const,
+      category: "file_write" as const,
+      args: JSON.stringify({ "file_path": "/app/src/x.ts", "old_string": "a", "new_string": "b" }),
+    };
+  }
+  if (r < 0.7) {
+    return {
+      toolName: "WebFetch",
+      toolType: "builtin" as const,
+      category: "web_fetch" as const,
+      args: JSON.stringify({ url: `https://${host}/docs` }),
+    };
+  }
+  if (r < 0.73) {
+    return {
+      toolName: "Deploy",
+      toolType: "builtin" as const,
+      category: "other" as const,
+      args: JSON.stringify({ target: "production" }),
+    };
+  }
+  const n = Math.floor(random() * variety);
+  return {
+    toolName: `mcp__srv${n % 7}__tool${n}`,
+    toolType: "mcp" as const,
+    category: "mcp" as const,
+    args: JSON.stringify({ url: `https://${host}/mcp`, query: "x" }),
+  };
+}
+
+function randomModelCall(
+  random: () => number,
+  base: { sessionId: string; agentSystem: string; agentVersion: string },
+  identity: string,
+  timeMs: number,
+  variety: number,
+): ModelCallEvent {
+  const costRoll = random();
+  return {
+    ...base,
+    kind: "model_call",
+    timeMs,
+    identity,
+    providerName: PROVIDERS[Math.floor(random() * PROVIDERS.length)]!,
+    model: random() < 0.15 ? "" : `model-${Math.floor(random() * variety)}`,
+    inputTokens: Math.floor(random() * 20_000),
+    outputTokens: Math.floor(random() * 4_000),
+    cacheReadTokens: Math.floor(random() * 50_000),
+    cacheCreationTokens: Math.floor(random() * 2_000),
+    costUsd: costRoll < 0.4 ? null : costRoll < 0.45 ? 0 : Math.round(random() * 1e6) / 1e7,
+    durationMs: Math.floor(random() * 3000),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// A query server with insights over a temporary data directory
+// ---------------------------------------------------------------------------
+
+/** An organization with an API key and an actor to ingest as. */
+export interface InsightsOrg {
+  orgId: string;
+  actorId: string;
+  apiKey: string;
+}
+
+/** A running query server with the analytics service. */
+export interface InsightsEnv extends AsyncDisposable {
+  dir: string;
+  dataDir: DataDir;
+  analytics: Analytics;
+  url: string;
+  createOrg(name: string): InsightsOrg;
+  ingest(org: InsightsOrg, events: readonly TelemetryEvent[]): void;
+  // deno-lint-ignore no-explicit-any
+  get(path: string, key: string): Promise<{ status: number; body: any }>;
+  /**
+   * Closes the analytics service, runs `beforeOpen` (e.g. to damage the
+   * replica file) and opens it again over the same files.
+   */
+  reopenAnalytics(
+    options?: { timeoutMs?: number; beforeOpen?: () => Promise<void> | void },
+  ): Promise<Analytics>;
+  close(): Promise<void>;
+}
+
+/** Starts a query server on 127.0.0.1 over a fresh temporary data directory. */
+export async function startInsightsEnv(
+  options: { timeoutMs?: number; retentionDays?: number } = {},
+): Promise<InsightsEnv> {
+  const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-insights-" });
+  const dataDir = openDataDir(dir, {
+    redactSecrets: true,
+    ...(options.retentionDays === undefined ? {} : {
+      retention: { retentionDays: options.retentionDays, maxDiskBytes: null, batchSize: 500 },
+    }),
+  });
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const reader = new ReaderPool({ path: dataDir.telemetryPath, threads: 1, timeoutMs });
+  const open = (timeout: number) =>
+    openAnalytics({
+      path: dataPaths(dir).analytics,
+      telemetryPath: dataDir.telemetryPath,
+      timeoutMs: timeout,
+      quiet: true,
+    });
+  let analytics = await open(timeoutMs);
+  const errors: unknown[] = [];
+  const app = () =>
+    createQueryApp({
+      keys: dataDir.keys,
+      reader,
+      version: "test",
+      metrics: new ServiceMetrics(),
+      readiness: () => Promise.resolve(),
+      logError: (error) => {
+        errors.push(error);
+      },
+      routes: analytics.routes,
+    });
+  let handler = app();
+  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: (addr) => resolve(addr as Deno.NetAddr) },
+    (request) => handler(request),
+  );
+  const addr = await listening;
+  const url = `http://127.0.0.1:${addr.port}`;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await server.shutdown();
+    await analytics.close();
+    reader.close();
+    dataDir.close();
+    await Deno.remove(dir, { recursive: true });
+  };
+  return {
+    dir,
+    dataDir,
+    get analytics() {
+      return analytics;
+    },
+    url,
+    createOrg(name) {
+      const keys = dataDir.keys;
+      const org = keys.createOrg(name);
+      const member = keys.addMember(org.id, `admin@${name.toLowerCase()}.test`);
+      const key = keys.createKey(org.id, member.id, "test");
+      const actor = keys.createActor(org.id, "dev");
+      return { orgId: org.id, actorId: actor.actor_id, apiKey: key.key };
+    },
+    ingest(org, events) {
+      dataDir.writer!.ingest({ orgId: org.orgId, actorId: org.actorId }, events);
+    },
+    async get(path, key) {
+      const response = await fetch(url + path, { headers: { authorization: `Bearer ${key}` } });
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Plain-text replies stay text.
+      }
+      if (response.status === 500) assert.deepEqual(errors.splice(0), [], "unexpected errors");
+      return { status: response.status, body };
+    },
+    async reopenAnalytics(reopen = {}) {
+      await analytics.close();
+      await reopen.beforeOpen?.();
+      analytics = await open(reopen.timeoutMs ?? timeoutMs);
+      handler = app();
+      return analytics;
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
