@@ -11,7 +11,12 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
-import { INSIGHT_NAMES, insightWindow, openAnalytics, runSqliteInsight } from "../src/analytics/mod.ts";
+import {
+  INSIGHT_NAMES,
+  insightWindow,
+  openAnalytics,
+  runSqliteInsight,
+} from "../src/analytics/mod.ts";
 import { detectToolCall } from "../src/detect/mod.ts";
 import { openKeyStore } from "../src/store/data_dir.ts";
 import { encodeJson, generateExports } from "./gen.ts";
@@ -54,7 +59,10 @@ const apiKey = keys.createKey(org.id, member.id, "bench").key;
 const actorsPerBatch = 50;
 const callsPer50Actors = 600_000;
 const actorCount = Math.max(1, Math.ceil((targetCalls / callsPer50Actors) * actorsPerBatch));
-const ingestKeys = Array.from({ length: actorCount }, (_, i) => keys.createActor(org.id, `a${i}`).ingest_key);
+const ingestKeys = Array.from(
+  { length: actorCount },
+  (_, i) => keys.createActor(org.id, `a${i}`).ingest_key,
+);
 keys.close();
 
 interface Server {
@@ -94,7 +102,9 @@ async function startServer(): Promise<Server> {
   reader.releaseLock();
   const queryUrl = /query API listening on (\S+)/.exec(out)![1]!;
   const ingestUrl = /OTLP ingest listening on (\S+)/.exec(out)![1]!;
-  const ping = await fetch(`${queryUrl}/v1/ping`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const ping = await fetch(`${queryUrl}/v1/ping`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   await ping.body?.cancel();
   return { child, queryUrl, ingestUrl, startedMs: performance.now() - started };
 }
@@ -132,7 +142,9 @@ async function ingest(server: Server): Promise<void> {
       phase = "protobuf";
       phaseStart = performance.now();
     }
-    const body = phase === "json" ? encodeJson(batch.body) : protobufLogs(batch.body as JsonLogsRequest);
+    const body = phase === "json"
+      ? encodeJson(batch.body)
+      : protobufLogs(batch.body as JsonLogsRequest);
     phases[phase].bytes += body.length;
     phases[phase].calls += batch.toolCalls;
     sent += batch.toolCalls;
@@ -144,7 +156,9 @@ async function ingest(server: Server): Promise<void> {
       },
       body: body as Uint8Array<ArrayBuffer>,
     }).then(async (response) => {
-      if (response.status !== 200) throw new Error(`Ingest failed: ${response.status} ${await response.text()}`);
+      if (response.status !== 200) {
+        throw new Error(`Ingest failed: ${response.status} ${await response.text()}`);
+      }
       await response.body?.cancel();
     });
     const tracked = request.finally(() => inFlight.delete(tracked));
@@ -159,7 +173,9 @@ async function ingest(server: Server): Promise<void> {
     record(
       "Ingest",
       `${name === "json" ? "JSON" : "protobuf"} /v1/logs, batches of 512 records, detection on`,
-      `${int((p.calls / p.ms) * 1000)} tool calls/s (${int(p.calls)} calls, ${(p.ms / 1000).toFixed(1)} s)`,
+      `${int((p.calls / p.ms) * 1000)} tool calls/s (${int(p.calls)} calls, ${
+        (p.ms / 1000).toFixed(1)
+      } s)`,
     );
   }
 }
@@ -178,18 +194,32 @@ async function latency(section: string, name: string, urls: () => string) {
   for (let i = 0; i < 5; i++) await timedGet(urls());
   const sequential: number[] = [];
   for (let i = 0; i < samples; i++) sequential.push(await timedGet(urls()));
-  record(section, `${name}, concurrency 1`, `p50 ${ms(percentile(sequential, 50))}, p99 ${ms(percentile(sequential, 99))}, ${int(1000 / (sequential.reduce((a, b) => a + b) / sequential.length))} req/s`);
+  record(
+    section,
+    `${name}, concurrency 1`,
+    `p50 ${ms(percentile(sequential, 50))}, p99 ${ms(percentile(sequential, 99))}, ${
+      int(1000 / (sequential.reduce((a, b) => a + b) / sequential.length))
+    } req/s`,
+  );
   const started = performance.now();
   const concurrent: number[] = [];
   await Promise.all(Array.from({ length: 16 }, async () => {
     for (let i = 0; i < samples / 4; i++) concurrent.push(await timedGet(urls()));
   }));
   const seconds = (performance.now() - started) / 1000;
-  record(section, `${name}, concurrency 16`, `p50 ${ms(percentile(concurrent, 50))}, p99 ${ms(percentile(concurrent, 99))}, ${int(concurrent.length / seconds)} req/s`);
+  record(
+    section,
+    `${name}, concurrency 16`,
+    `p50 ${ms(percentile(concurrent, 50))}, p99 ${ms(percentile(concurrent, 99))}, ${
+      int(concurrent.length / seconds)
+    } req/s`,
+  );
 }
 
 async function getJson(server: Server, path: string) {
-  const response = await fetch(`${server.queryUrl}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const response = await fetch(`${server.queryUrl}${path}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   return await response.json();
 }
 
@@ -197,14 +227,25 @@ async function lists(server: Server) {
   const base = server.queryUrl;
   const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString();
   await latency("Lists", "/v1/sessions", () => `${base}/v1/sessions`);
-  await latency("Lists", "/v1/sessions?after=(7 days ago)&limit=50", () => `${base}/v1/sessions?after=${weekAgo}`);
+  await latency(
+    "Lists",
+    "/v1/sessions?after=(7 days ago)&limit=50",
+    () => `${base}/v1/sessions?after=${weekAgo}`,
+  );
   await latency("Lists", "/v1/tool-calls", () => `${base}/v1/tool-calls`);
-  await latency("Lists", "/v1/tool-calls?tool_name=Bash&outcome=error", () => `${base}/v1/tool-calls?tool_name=Bash&outcome=error`);
+  await latency(
+    "Lists",
+    "/v1/tool-calls?tool_name=Bash&outcome=error",
+    () => `${base}/v1/tool-calls?tool_name=Bash&outcome=error`,
+  );
   // Page 1 against page 1,000 of the same walk (limit 50).
   const cursors: string[] = [];
   let cursor: string | undefined;
   for (let page = 1; page < 1000; page++) {
-    const body = await getJson(server, `/v1/tool-calls?limit=50${cursor ? `&cursor=${cursor}` : ""}`);
+    const body = await getJson(
+      server,
+      `/v1/tool-calls?limit=50${cursor ? `&cursor=${cursor}` : ""}`,
+    );
     cursor = body.next_cursor;
     if (!cursor) break;
     cursors.push(cursor);
@@ -216,22 +257,40 @@ async function lists(server: Server) {
     first.push(await timedGet(`${base}/v1/tool-calls?limit=50`));
     if (last) deep.push(await timedGet(`${base}/v1/tool-calls?limit=50&cursor=${last}`));
   }
-  record("Lists", "/v1/tool-calls page 1 (limit 50)", `p50 ${ms(percentile(first, 50))}, p99 ${ms(percentile(first, 99))}`);
+  record(
+    "Lists",
+    "/v1/tool-calls page 1 (limit 50)",
+    `p50 ${ms(percentile(first, 50))}, p99 ${ms(percentile(first, 99))}`,
+  );
   if (last) {
     record(
       "Lists",
       `/v1/tool-calls page ${cursors.length + 1} of the same walk`,
-      `p50 ${ms(percentile(deep, 50))}, p99 ${ms(percentile(deep, 99))} (${(percentile(deep, 50) / percentile(first, 50)).toFixed(2)}× page 1)`,
+      `p50 ${ms(percentile(deep, 50))}, p99 ${ms(percentile(deep, 99))} (${
+        (percentile(deep, 50) / percentile(first, 50)).toFixed(2)
+      }× page 1)`,
     );
   }
 }
 
 async function details(server: Server) {
-  const sessions = (await getJson(server, "/v1/sessions?limit=500")).data.map((s: { session_id: string }) => s.session_id);
-  const calls = (await getJson(server, "/v1/tool-calls?limit=500")).data.map((c: { id: string }) => c.id);
+  const sessions = (await getJson(server, "/v1/sessions?limit=500")).data.map((
+    s: { session_id: string },
+  ) => s.session_id);
+  const calls = (await getJson(server, "/v1/tool-calls?limit=500")).data.map((c: { id: string }) =>
+    c.id
+  );
   let i = 0;
-  await latency("Details", "/v1/sessions/{id}", () => `${server.queryUrl}/v1/sessions/${encodeURIComponent(sessions[i++ % sessions.length])}`);
-  await latency("Details", "/v1/tool-calls/{id}", () => `${server.queryUrl}/v1/tool-calls/${calls[i++ % calls.length]}`);
+  await latency(
+    "Details",
+    "/v1/sessions/{id}",
+    () => `${server.queryUrl}/v1/sessions/${encodeURIComponent(sessions[i++ % sessions.length])}`,
+  );
+  await latency(
+    "Details",
+    "/v1/tool-calls/{id}",
+    () => `${server.queryUrl}/v1/tool-calls/${calls[i++ % calls.length]}`,
+  );
 }
 
 // --- insights ---------------------------------------------------------------------------------
@@ -257,7 +316,9 @@ async function insights(server: Server) {
         record(
           "Insights",
           `/v1/insights/${name} ${window}`,
-          `DuckDB p50 ${ms(d)} over HTTP; SQLite ${ms(s)} in-process; ${(s / d).toFixed(1)}× faster`,
+          `DuckDB p50 ${ms(d)} over HTTP; SQLite ${ms(s)} in-process; ${
+            (s / d).toFixed(1)
+          }× faster`,
         );
       }
     }
@@ -281,16 +342,30 @@ async function replicaRebuild() {
   const copied = analytics.lastCatchUp;
   await analytics.close();
   const rowsCopied = copied ? Object.values(copied).find((v) => typeof v === "number" && v > 0) : 0;
-  record("Replica", "SQLite → DuckDB rebuild of the whole replica", `${seconds.toFixed(1)} s (${JSON.stringify(copied)}; ${rowsCopied ? "" : ""})`);
+  record(
+    "Replica",
+    "SQLite → DuckDB rebuild of the whole replica",
+    `${seconds.toFixed(1)} s (${JSON.stringify(copied)}; ${rowsCopied ? "" : ""})`,
+  );
 }
 
 function detectionCost() {
   const inputs: Parameters<typeof detectToolCall>[0][] = [];
-  for (const batch of generateExports({ actors: 3, days: 5, seed: 11, now: new Date(), batchRecords: 512 })) {
+  for (
+    const batch of generateExports({
+      actors: 3,
+      days: 5,
+      seed: 11,
+      now: new Date(),
+      batchRecords: 512,
+    })
+  ) {
     for (const resource of (batch.body as JsonLogsRequest).resourceLogs) {
       for (const scope of resource.scopeLogs) {
         for (const record of scope.logRecords) {
-          const attrs = Object.fromEntries((record.attributes ?? []).map((kv) => [kv.key, kv.value?.stringValue]));
+          const attrs = Object.fromEntries(
+            (record.attributes ?? []).map((kv) => [kv.key, kv.value?.stringValue]),
+          );
           const name = attrs["tool_name"] ?? attrs["function_name"];
           if (!name) continue;
           inputs.push({
@@ -312,7 +387,11 @@ function detectionCost() {
     for (const input of inputs) detectToolCall(input, { redact: true });
     n += inputs.length;
   }
-  record("Detection", "detectToolCall per generated tool call (in-process)", `${(((performance.now() - started) * 1000) / n).toFixed(2)} µs`);
+  record(
+    "Detection",
+    "detectToolCall per generated tool call (in-process)",
+    `${(((performance.now() - started) * 1000) / n).toFixed(2)} µs`,
+  );
 }
 
 // --- footprint ------------------------------------------------------------------------------
@@ -331,8 +410,11 @@ function fileBytes(path: string): number {
 
 // --- run --------------------------------------------------------------------------------------
 
-const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.+)/)?.[1] ?? "unknown";
-const memGiB = Number(/MemTotal:\s+(\d+)/.exec(await Deno.readTextFile("/proc/meminfo"))?.[1] ?? 0) / 1024 / 1024;
+const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.+)/)?.[1] ??
+  "unknown";
+const memGiB =
+  Number(/MemTotal:\s+(\d+)/.exec(await Deno.readTextFile("/proc/meminfo"))?.[1] ?? 0) / 1024 /
+  1024;
 record("Machine", "CPU", `${navigator.hardwareConcurrency} × ${cpu}`);
 record("Machine", "memory", `${memGiB.toFixed(1)} GiB`);
 
@@ -341,20 +423,40 @@ try {
   await ingest(server);
   const catchUpStarted = performance.now();
   await timedGet(`${server.queryUrl}/v1/insights/activity?window=90d`);
-  record("Replica", "first insight after ingest (catch-up of every row included)", ms(performance.now() - catchUpStarted));
+  record(
+    "Replica",
+    "first insight after ingest (catch-up of every row included)",
+    ms(performance.now() - catchUpStarted),
+  );
   await lists(server);
   await details(server);
   await insights(server);
 } finally {
   const peak = await stopServer(server);
-  record("Footprint", "server peak RSS (VmHWM) during ingest and queries", `${(peak / 1024 / 1024).toFixed(0)} MiB`);
+  record(
+    "Footprint",
+    "server peak RSS (VmHWM) during ingest and queries",
+    `${(peak / 1024 / 1024).toFixed(0)} MiB`,
+  );
 }
 const sqliteBytes = fileBytes(`${dir}/telemetry.db`);
 const duckBytes = fileBytes(`${dir}/analytics.duckdb`);
-record("Footprint", "telemetry.db bytes per tool call", `${(sqliteBytes / targetCalls).toFixed(0)} B (${(sqliteBytes / 2 ** 20).toFixed(0)} MiB)`);
-record("Footprint", "analytics.duckdb bytes per tool call", `${(duckBytes / targetCalls).toFixed(0)} B (${(duckBytes / 2 ** 20).toFixed(0)} MiB)`);
+record(
+  "Footprint",
+  "telemetry.db bytes per tool call",
+  `${(sqliteBytes / targetCalls).toFixed(0)} B (${(sqliteBytes / 2 ** 20).toFixed(0)} MiB)`,
+);
+record(
+  "Footprint",
+  "analytics.duckdb bytes per tool call",
+  `${(duckBytes / targetCalls).toFixed(0)} B (${(duckBytes / 2 ** 20).toFixed(0)} MiB)`,
+);
 server = await startServer();
-record("Footprint", "start-up to the first answered /v1/ping on this directory", ms(server.startedMs));
+record(
+  "Footprint",
+  "start-up to the first answered /v1/ping on this directory",
+  ms(server.startedMs),
+);
 await stopServer(server);
 await replicaRebuild();
 detectionCost();

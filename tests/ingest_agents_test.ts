@@ -72,6 +72,13 @@ Deno.test("Claude Code events map to tool calls, rejected calls and session cost
   const flags = detail.risk_flags.map((f: { flag: string }) => f.flag);
   assert.ok(flags.includes("destructive_operation"), "a rejected rm -rf is still flagged");
   assert.ok(detail.external_domains.length >= 1, "the WebFetch URL is an external domain");
+  const cost = (await server.getJson("/v1/insights/cost?window=30d", org.apiKey)).body;
+  assert.equal(cost.breakdown[0].provider_name, "anthropic");
+  assert.equal(cost.breakdown[0].model, "claude-sonnet-4-5-20250929");
+  assert.equal(cost.summary.input_tokens, 12);
+  assert.equal(cost.summary.cache_read_tokens, 18234);
+  assert.equal(cost.summary.cache_creation_tokens, 1204);
+  assert.equal(cost.summary.cost_available, true);
 });
 
 Deno.test("Claude Code's old attribute names map the same way", async () => {
@@ -130,6 +137,17 @@ Deno.test("Codex events map with call ids, outputs and denied decisions", async 
   const denied = calls.find((c) => c.outcome === "rejected")!;
   assert.equal(denied.decision, "denied");
   assert.equal(denied.duration_ms, null);
+  const cost = (await server.getJson("/v1/insights/cost?window=30d", org.apiKey)).body;
+  assert.deepEqual(cost.breakdown, [{
+    provider_name: "openai",
+    model: "gpt-5-codex",
+    input_tokens: 2342,
+    output_tokens: 512,
+    cost_usd: 0,
+    call_count: 1,
+  }], "the provider comes from codex.conversation_starts; input excludes cached tokens");
+  assert.equal(cost.summary.cache_read_tokens, 16000);
+  assert.equal(cost.summary.cost_available, false);
 });
 
 Deno.test("Gemini CLI tool calls map without call ids; rejects are rejected calls", async () => {

@@ -112,3 +112,16 @@ UPDATE sessions SET seq = ?, cost_usd = cost_usd + ? WHERE org_id = ? AND sessio
 
 -- name: set_session_provider
 UPDATE sessions SET seq = ?, provider_name = ? WHERE org_id = ? AND session_id = ?;
+
+-- name: calls_to_rescan
+SELECT id, org_id, session_id, ts, tool_name, tool_type, category, tool_call_id, arguments, result
+FROM tool_calls
+WHERE id > ?
+ORDER BY id
+LIMIT ?;
+
+-- name: credential_flag
+SELECT evidence FROM risk_flags WHERE call_id = ? AND flag = 'credential_detected';
+
+-- name: update_call_text
+UPDATE tool_calls SET arguments = ?, result = ?, seq = ? WHERE id = ?;

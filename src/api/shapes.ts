@@ -67,10 +67,10 @@ export function sessionToolCallObject(row: Row): Row {
   const call: Row = {
     id: text(row, "id"),
     timestamp: formatTimestamp(Number(row.ts)),
-    tool_name: text(row, "tool_name"),
-    tool_type: text(row, "tool_type"),
+    "tool_name": text(row, "tool_name"),
+    "tool_type": text(row, "tool_type"),
     category: text(row, "category"),
-    duration_ms: outcome === "rejected" ? null : integer(row, "duration_ms"),
+    "duration_ms": outcome === "rejected" ? null : integer(row, "duration_ms"),
     success: success(outcome),
     outcome,
   };
@@ -84,12 +84,12 @@ export function toolCallObject(row: Row): Row {
   const call: Row = {
     id: text(row, "id"),
     timestamp: formatTimestamp(Number(row.ts)),
-    session_id: text(row, "session_id"),
-    actor_id: text(row, "actor_id"),
-    tool_name: text(row, "tool_name"),
-    tool_type: text(row, "tool_type"),
+    "session_id": text(row, "session_id"),
+    "actor_id": text(row, "actor_id"),
+    "tool_name": text(row, "tool_name"),
+    "tool_type": text(row, "tool_type"),
     category: text(row, "category"),
-    duration_ms: outcome === "rejected" ? null : integer(row, "duration_ms"),
+    "duration_ms": outcome === "rejected" ? null : integer(row, "duration_ms"),
     success: success(outcome),
     outcome,
   };

@@ -9,6 +9,7 @@ import { VERSION } from "../version.ts";
 import { SERVICE_NAME } from "../api/ping.ts";
 import { adminCommandNames, isAdminGroup, runAdminCommand } from "./admin.ts";
 import { runBackup, runRestore } from "./backup.ts";
+import { runDetect } from "./detect.ts";
 import { runServe } from "./serve.ts";
 import { parseFlags, printResult, UsageError } from "./usage.ts";
 
@@ -19,6 +20,7 @@ Commands:
         [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
   demo [--actors N] [--days D] [serve flags]
 ${adminCommandNames.map((name) => `  ${name}`).join("\n")}
+  detect rescan [--keep-secrets]
   backup --out DIR
   restore --from DIR
   version
@@ -38,6 +40,8 @@ export async function runCli(args: string[]): Promise<number> {
     } else if (command === "demo") {
       const { runDemo } = await import("./demo.ts");
       await runDemo(args.slice(1));
+    } else if (command === "detect") {
+      await runDetect(action, rest);
     } else if (command === "backup") {
       runBackup(args.slice(1));
     } else if (command === "restore") {

@@ -46,8 +46,8 @@ export interface ListedKey {
   id: string;
   name: string;
   member: string;
-  created_at: string;
-  revoked_at?: string;
+  "created_at": string;
+  "revoked_at"?: string;
 }
 
 /** The key store over one SQLite connection. */

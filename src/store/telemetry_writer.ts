@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import ingestSql from "../../sql/sqlite/ingest.sql" with { type: "text" };
-import { detectToolCall } from "../detect/mod.ts";
+import { type Detection, detectToolCall } from "../detect/mod.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,
@@ -49,6 +49,29 @@ export function deriveRowId(prefix: string, orgId: string, sessionId: string, id
 type ToolCallRow = Omit<ToolCallEvent, "kind" | "sessionId" | "identity"> & {
   sessionId: string;
 };
+
+/** The identity of a stored call that its flags and domain hits repeat. */
+interface StoredCall {
+  id: string;
+  orgId: string;
+  sessionId: string;
+  timeMs: number;
+  toolName: string;
+  toolCallId: string;
+}
+
+interface RescanRow {
+  id: string;
+  "org_id": string;
+  "session_id": string;
+  ts: number;
+  "tool_name": string;
+  "tool_type": string;
+  category: string;
+  "tool_call_id": string | null;
+  arguments: string | null;
+  result: string | null;
+}
 
 /** Writes telemetry into `telemetry.db`. */
 export class TelemetryWriter {
@@ -300,18 +323,33 @@ export class TelemetryWriter {
       row.traceId ?? null,
       row.spanId ?? null,
     );
+    this.#storeDetection(
+      {
+        id,
+        orgId: sender.orgId,
+        sessionId: row.sessionId,
+        timeMs: row.timeMs,
+        toolName: row.toolName,
+        toolCallId: row.toolCallId ?? id,
+      },
+      detection,
+      seq,
+    );
+  }
+
+  #storeDetection(call: StoredCall, detection: Detection, seq: number): void {
     for (const finding of detection.flags) {
       this.#run(
         "insert_risk_flag",
         "run",
-        id,
+        call.id,
         finding.flag,
-        sender.orgId,
+        call.orgId,
         seq,
-        row.sessionId,
-        row.timeMs,
-        row.toolCallId ?? id,
-        row.toolName,
+        call.sessionId,
+        call.timeMs,
+        call.toolCallId,
+        call.toolName,
         finding.evidence,
       );
     }
@@ -319,15 +357,66 @@ export class TelemetryWriter {
       this.#run(
         "insert_domain_hit",
         "run",
-        id,
+        call.id,
         hit.domain,
         hit.scheme,
-        sender.orgId,
+        call.orgId,
         seq,
-        row.sessionId,
-        row.timeMs,
+        call.sessionId,
+        call.timeMs,
       );
     }
+  }
+
+  /**
+   * Runs detection again over up to `limit` stored calls after id `afterId`
+   * (one transaction), replacing their flags and domain hits. A credential
+   * flag whose secret was redacted at ingest is kept: the text no longer
+   * holds it. Returns the last id scanned, or null when done.
+   */
+  rescanBatch(afterId: string, limit: number): { lastId: string | null; scanned: number } {
+    return tx(this.#db, () => {
+      this.#seq = Number((this.#run("read_seq", "get") as { value: number }).value);
+      const rows = this.#run("calls_to_rescan", "all", afterId, limit) as RescanRow[];
+      for (const row of rows) this.#rescanCall(row);
+      this.#run("write_seq", "run", this.#seq);
+      return { lastId: rows.at(-1)?.id ?? null, scanned: rows.length };
+    });
+  }
+
+  #rescanCall(row: RescanRow): void {
+    const detection = detectToolCall({
+      toolName: row.tool_name,
+      toolType: row.tool_type as ToolCallEvent["toolType"],
+      category: row.category as ToolCallEvent["category"],
+      ...(row.arguments === null ? {} : { arguments: row.arguments }),
+      ...(row.result === null ? {} : { result: row.result }),
+    }, { redact: this.#options.redactSecrets });
+    const kept = this.#run("credential_flag", "get", row.id) as { evidence: string } | undefined;
+    const redacted = `${row.arguments ?? ""}${row.result ?? ""}`.includes("[REDACTED:");
+    if (kept && redacted && !detection.flags.some((f) => f.flag === "credential_detected")) {
+      detection.flags.push({ flag: "credential_detected", evidence: kept.evidence });
+      detection.flags.sort((a, b) => a.flag < b.flag ? -1 : 1);
+    }
+    this.#forgetDetections(row.id);
+    const seq = this.#nextSeq();
+    const args = detection.arguments ?? null;
+    const result = detection.result ?? null;
+    if (args !== row.arguments || result !== row.result) {
+      this.#run("update_call_text", "run", args, result, seq, row.id);
+    }
+    this.#storeDetection(
+      {
+        id: row.id,
+        orgId: row.org_id,
+        sessionId: row.session_id,
+        timeMs: row.ts,
+        toolName: row.tool_name,
+        toolCallId: row.tool_call_id ?? row.id,
+      },
+      detection,
+      seq,
+    );
   }
 
   /** Drops a call's flags and domain hits, leaving tombstones for the replica. */
@@ -341,12 +430,12 @@ export class TelemetryWriter {
     return ++this.#seq;
   }
 
-  #run(name: string, mode: "run" | "get", ...params: SQLInputValue[]): unknown {
+  #run(name: string, mode: "run" | "get" | "all", ...params: SQLInputValue[]): unknown {
     let statement = this.#statements.get(name);
     if (!statement) {
       statement = this.#db.prepare(namedSql(statementsSql, name));
       this.#statements.set(name, statement);
     }
-    return mode === "run" ? statement.run(...params) : statement.get(...params);
+    return statement[mode](...params);
   }
 }

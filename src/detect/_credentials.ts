@@ -1,0 +1,191 @@
+/**
+ * Finds secrets in texts with the rules of `rules/credentials.ts`: a keyword
+ * pass over the whole document picks the rules worth running, then each
+ * rule's pattern runs on each string of the document.
+ *
+ * @module
+ */
+
+import { shannonEntropy } from "./_entropy.ts";
+import type { CredentialRule } from "./_types.ts";
+import { credentialRules } from "./rules/credentials.ts";
+
+/** A secret found in one string. */
+export interface SecretMatch {
+  /** Offsets of the secret in the string. */
+  start: number;
+  end: number;
+  /** The credential kind, e.g. `aws_access_key_id`. */
+  label: string;
+  /** Position of the rule in the rule list; lower wins ties. */
+  rank: number;
+}
+
+interface CompiledRule {
+  rule: CredentialRule;
+  regex: RegExp;
+  rank: number;
+}
+
+const compiled: CompiledRule[] = credentialRules.map((rule, rank) => ({
+  rule,
+  rank,
+  regex: new RegExp(rule.pattern.source, withFlags(rule.pattern.flags, "gd")),
+}));
+
+function withFlags(flags: string, extra: string): string {
+  let out = flags;
+  for (const flag of extra) if (!out.includes(flag)) out += flag;
+  return out;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** Rule indexes by keyword, each keyword also standing for the keywords inside it. */
+const rulesByKeyword = new Map<string, number[]>();
+{
+  const keywords = [...new Set(credentialRules.flatMap((rule) => rule.keywords))];
+  for (const keyword of keywords) {
+    const indexes: number[] = [];
+    credentialRules.forEach((rule, index) => {
+      if (rule.keywords.some((own) => keyword.includes(own))) indexes.push(index);
+    });
+    rulesByKeyword.set(keyword, indexes);
+  }
+}
+/**
+ * All keywords in one case-insensitive pattern, run on the text as is:
+ * lower-casing a text first costs more than the `i` flag does.
+ */
+const keywordRegex = new RegExp(
+  [...rulesByKeyword.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"),
+  "gi",
+);
+
+/**
+ * Least entropy of a secret of 16 characters or more when its rule sets none:
+ * rejects documentation fillers such as `ghp_xxxxxxxx…` or `sk_test_000…`.
+ */
+const DEFAULT_MIN_ENTROPY = 2.5;
+
+/** Trailing whitespace and JSON-escaped line breaks are never part of a secret. */
+const TRAILING_BLANK = /(?:\s|\\[nrt])+$/;
+
+/**
+ * One document (a tool call's arguments or its result) being scanned: knows
+ * which rules its keywords call for and which `requires` conditions it meets.
+ */
+export class CredentialDocument {
+  #raw: string;
+  #rules: CompiledRule[];
+  #requires = new Map<number, boolean>();
+
+  constructor(raw: string) {
+    this.#raw = raw;
+    const wanted = new Uint8Array(compiled.length);
+    let any = false;
+    keywordRegex.lastIndex = 0;
+    for (let match = keywordRegex.exec(raw); match !== null; match = keywordRegex.exec(raw)) {
+      for (const index of rulesByKeyword.get(match[0].toLowerCase())!) wanted[index] = 1;
+      any = true;
+      keywordRegex.lastIndex = match.index + 1;
+    }
+    this.#rules = any ? compiled.filter((_, index) => wanted[index] === 1) : [];
+  }
+
+  /** True when no rule can match anywhere in the document. */
+  get empty(): boolean {
+    return this.#rules.length === 0;
+  }
+
+  /** True when the rule's `requires` occurs in the string or anywhere in the document. */
+  #meets(entry: CompiledRule, text: string): boolean {
+    const requires = entry.rule.requires;
+    if (requires === undefined || requires.test(text)) return true;
+    let met = this.#requires.get(entry.rank);
+    if (met === undefined) {
+      met = requires.test(this.#raw);
+      this.#requires.set(entry.rank, met);
+    }
+    return met;
+  }
+
+  /**
+   * Secrets in one string of the document, by position (ties: rule order),
+   * never overlapping. `key` is the JSON property the string is the value of.
+   * With `all` false, stops at the earliest secret.
+   */
+  scan(text: string, key: string | undefined, all: boolean): SecretMatch[] {
+    const found: SecretMatch[] = [];
+    for (const entry of this.#rules) {
+      const { rule, regex } = entry;
+      if (rule.key !== undefined && (key === undefined || !rule.key.test(key))) continue;
+      if (!this.#meets(entry, text)) continue;
+      regex.lastIndex = 0;
+      for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+        if (match[0] === "") {
+          regex.lastIndex++;
+          continue;
+        }
+        const secret = secretOf(match, rule);
+        if (secret !== undefined) {
+          found.push({ start: secret[0], end: secret[1], label: rule.label, rank: entry.rank });
+          if (!all) break;
+        }
+        if (regex.lastIndex <= match.index) regex.lastIndex = match.index + 1;
+      }
+    }
+    found.sort((a, b) => a.start - b.start || a.rank - b.rank);
+    if (!all) return found.slice(0, 1);
+    const kept: SecretMatch[] = [];
+    let end = -1;
+    for (const match of found) {
+      if (match.start >= end) {
+        kept.push(match);
+        end = match.end;
+      }
+    }
+    return kept;
+  }
+}
+
+/** The secret's offsets in a match, or undefined when the rule's checks reject it. */
+function secretOf(match: RegExpExecArray, rule: CredentialRule): [number, number] | undefined {
+  let group = 0;
+  for (let index = 1; index < match.length; index++) {
+    if (match[index] !== undefined) {
+      group = index;
+      break;
+    }
+  }
+  const [start, rawEnd] = match.indices![group]!;
+  let secret = match[group]!;
+  const trimmed = secret.replace(TRAILING_BLANK, "");
+  const end = rawEnd - (secret.length - trimmed.length);
+  secret = trimmed;
+  if (secret === "") return undefined;
+  if (rule.minLength !== undefined && secret.length < rule.minLength) return undefined;
+  const minEntropy = rule.minEntropy ?? (secret.length >= 16 ? DEFAULT_MIN_ENTROPY : 0);
+  if (minEntropy > 0 && shannonEntropy(secret) < minEntropy) return undefined;
+  if (rule.allow?.some((allow) => allow.test(secret))) return undefined;
+  return [start, end];
+}
+
+/** Evidence for a secret: its kind and at most its first four characters. */
+export function credentialEvidence(label: string, secret: string): string {
+  const shown = Math.min(4, Math.floor(secret.length / 2));
+  return `${label}: ${secret.slice(0, shown)}…`;
+}
+
+/** The text with each secret replaced by `[REDACTED:<kind>]`. */
+export function redact(text: string, matches: SecretMatch[]): string {
+  let out = "";
+  let at = 0;
+  for (const match of matches) {
+    out += text.slice(at, match.start) + `[REDACTED:${match.label}]`;
+    at = match.end;
+  }
+  return out + text.slice(at);
+}
