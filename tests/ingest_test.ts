@@ -209,3 +209,23 @@ Deno.test("a JSON body is routed by its top key whatever the path", async () => 
   );
   assert.equal(metrics.status, 200);
 });
+
+Deno.test("a store that stays busy answers 503 with Retry-After and stores nothing", async () => {
+  await using server = await startTestServer();
+  const org = server.createOrg();
+  const { DatabaseSync } = await import("node:sqlite");
+  const blocker = new DatabaseSync(`${server.dir}/telemetry.db`);
+  try {
+    blocker.exec("BEGIN EXCLUSIVE");
+    const body = JSON.stringify(
+      claudeExport([toolResult({ session: "s", id: "a", tool: "Bash", timeMs: T0 })]),
+    );
+    const answer = await post(`${server.ingestUrl}/v1/logs`, org.ingestKey, body);
+    assert.equal(answer.status, 503);
+    assert.equal(answer.headers.get("retry-after"), "1");
+    blocker.exec("ROLLBACK");
+  } finally {
+    blocker.close();
+  }
+  assert.deepEqual((await server.getJson("/v1/tool-calls", org.apiKey)).body, { data: [] });
+});

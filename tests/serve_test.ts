@@ -1,5 +1,16 @@
 import assert from "node:assert/strict";
 import { createTestOrg, runCliProcess, startTestServer } from "./_harness.ts";
+import { loadScenario } from "./_scenario.ts";
+
+const PATHS = [
+  "/v1/sessions",
+  "/v1/sessions/s2",
+  "/v1/tool-calls",
+  "/v1/tool-calls/facets",
+  "/v1/insights/activity?window=30d",
+  "/v1/insights/top-tools?window=30d",
+  "/v1/insights/domains?window=30d",
+];
 
 async function openssl(args: string[], cwd: string): Promise<void> {
   const result = await new Deno.Command("openssl", { args, cwd, stdout: "null", stderr: "piped" })
@@ -181,18 +192,29 @@ Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", 
   }
 });
 
-Deno.test("restarting the server keeps keys, and a deleted analytics.duckdb is harmless", async () => {
+Deno.test("restarting the server loses nothing, and a deleted analytics.duckdb is harmless", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const org = createTestOrg(dir);
+    let apiKey = "";
+    // deno-lint-ignore no-explicit-any
+    let before: { status: number; body: any }[] = [];
     {
       await using server = await startTestServer({ dir });
-      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+      apiKey = (await loadScenario(server)).org.apiKey;
+      before = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
     }
-    await Deno.remove(`${dir}/analytics.duckdb`).catch(() => {});
-    {
+    for (const restart of ["plain restart", "replica deleted"]) {
+      if (restart === "replica deleted") await Deno.remove(`${dir}/analytics.duckdb`);
       await using server = await startTestServer({ dir });
-      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+      const after = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
+      for (let i = 0; i < PATHS.length; i++) {
+        assert.equal(after[i]!.status, 200, PATHS[i]);
+        if (PATHS[i]!.startsWith("/v1/insights")) {
+          delete after[i]!.body.window;
+          delete before[i]!.body.window;
+        }
+        assert.deepEqual(after[i], before[i], `${restart}: ${PATHS[i]}`);
+      }
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -145,8 +145,13 @@ function toApiError(error: unknown): unknown {
   return error;
 }
 
-/** SQLITE_BUSY or SQLITE_LOCKED, including their extended codes. */
+/**
+ * SQLITE_BUSY or SQLITE_LOCKED, including their extended codes. `node:sqlite`
+ * sets `errcode` on statement errors but not on `exec` errors (BEGIN), whose
+ * message is then SQLite's own text.
+ */
 function isBusy(error: unknown): boolean {
   const code = (error as { errcode?: unknown })?.errcode;
-  return typeof code === "number" && ((code & 0xff) === 5 || (code & 0xff) === 6);
+  if (typeof code === "number") return (code & 0xff) === 5 || (code & 0xff) === 6;
+  return error instanceof Error && /^database (table )?is locked/.test(error.message);
 }
