@@ -40,7 +40,7 @@ import type {
 import { toolCategory } from "./_classify.ts";
 import type { ToolType } from "./_classify.ts";
 import { str } from "./_coerce.ts";
-import type { EventTime } from "./_time.ts";
+import { type EventTime, eventTime } from "./_time.ts";
 
 /** The result for events no mapper turns into telemetry (`user_prompt`, …). */
 export const ignored: MapResult = Object.freeze({ status: "ignored" });
@@ -55,6 +55,36 @@ export const noSessionId: MapResult = unusable("No session id");
 export const noToolName: MapResult = unusable("No tool name on a tool event");
 /** Unusable: no `event.timestamp`, `timeUnixNano` or `observedTimeUnixNano` that parses. */
 export const noTime: MapResult = unusable("No parsable time");
+
+/** The session and time every event needs. */
+export interface EventBasics {
+  sessionId: string;
+  time: EventTime;
+}
+
+/** The session id (from `sessionKey`) and time of a record, or why it is unusable. */
+export function eventBasics(record: OtlpRecord, sessionKey: string): EventBasics | MapResult {
+  const sessionId = sessionIdOf(record, sessionKey);
+  if (sessionId === undefined) return noSessionId;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+  return { sessionId, time };
+}
+
+/** Like {@link eventBasics}, plus the tool name (from `toolNameKey`) a tool event needs. */
+export function toolEventBasics(
+  record: OtlpRecord,
+  sessionKey: string,
+  toolNameKey: string,
+): (EventBasics & { toolName: string }) | MapResult {
+  const sessionId = sessionIdOf(record, sessionKey);
+  if (sessionId === undefined) return noSessionId;
+  const toolName = str(record.attributes[toolNameKey]);
+  if (toolName === undefined) return noToolName;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+  return { sessionId, toolName, time };
+}
 
 /** Resource-level facts shared by all events of a record. */
 export interface RecordContext {

@@ -11,24 +11,21 @@
 import type { Attributes, DecisionEvent, MapResult, OtlpRecord } from "../types.ts";
 import {
   callIdentity,
+  eventBasics,
   ignored,
   mapped,
   modelIdentity,
   newModelCall,
   newToolCall,
-  noSessionId,
-  noTime,
-  noToolName,
   recordContext,
-  sessionIdOf,
   shortEventName,
+  toolEventBasics,
   toolIdentity,
   wholeMs,
 } from "./_base.ts";
 import { decisionRejects, isMcpName, mcpServerFromName, toolCategory } from "./_classify.ts";
 import type { ToolType } from "./_classify.ts";
 import { bool, count, firstStr, jsonText, num, str } from "./_coerce.ts";
-import { eventTime } from "./_time.ts";
 
 const PREFIX = "claude_code.";
 
@@ -49,12 +46,9 @@ export function mapClaudeCode(record: OtlpRecord): MapResult {
 
 function toolResult(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "session.id");
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(a["tool_name"]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = toolEventBasics(record, "session.id", "tool_name");
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
 
   const toolType = claudeToolType(a, toolName);
   const call = newToolCall(recordContext(record, true), sessionId, time.ms, toolName, toolType);
@@ -90,12 +84,9 @@ function toolResult(record: OtlpRecord): MapResult {
 
 function toolDecision(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "session.id");
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(a["tool_name"]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = toolEventBasics(record, "session.id", "tool_name");
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
   // `decision` here; `decision_type` is the tool_result spelling, accepted too.
   const decision = firstStr(a, "decision", "decision_type");
   if (decision === undefined) return ignored;
@@ -158,10 +149,9 @@ function toolDecision(record: OtlpRecord): MapResult {
 
 function apiRequest(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "session.id");
-  if (sessionId === undefined) return noSessionId;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = eventBasics(record, "session.id");
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
 
   const model = str(a["model"]) ?? "";
   const call = newModelCall(recordContext(record, true), sessionId, time.ms, "anthropic", model);

@@ -10,24 +10,21 @@
 import type { DecisionEvent, MapResult, OtlpRecord, SessionInfoEvent } from "../types.ts";
 import {
   callIdentity,
+  eventBasics,
   ignored,
   inputWithoutCache,
   mapped,
   modelIdentity,
   newModelCall,
   newToolCall,
-  noSessionId,
-  noTime,
-  noToolName,
   recordContext,
-  sessionIdOf,
   shortEventName,
+  toolEventBasics,
   toolIdentity,
   wholeMs,
 } from "./_base.ts";
 import { decisionRejects, isMcpName, toolCategory } from "./_classify.ts";
 import { bool, count, jsonText, num, str, text, utf8Length } from "./_coerce.ts";
-import { eventTime } from "./_time.ts";
 
 const PREFIX = "codex.";
 
@@ -50,12 +47,9 @@ export function mapCodex(record: OtlpRecord): MapResult {
 
 function toolResult(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "conversation.id");
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(a["tool_name"]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = toolEventBasics(record, "conversation.id", "tool_name");
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
 
   const mcpServer = str(a["mcp_server"]);
   const toolType = mcpServer !== undefined || isMcpName(toolName) ? "mcp" : "builtin";
@@ -91,12 +85,9 @@ function toolResult(record: OtlpRecord): MapResult {
 
 function toolDecision(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "conversation.id");
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(a["tool_name"]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = toolEventBasics(record, "conversation.id", "tool_name");
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
   const decision = str(a["decision"]);
   if (decision === undefined) return ignored;
 
@@ -164,10 +155,9 @@ function sseEvent(record: OtlpRecord): MapResult {
   const input = count(a["input_token_count"]);
   const output = count(a["output_token_count"]);
   if (input === undefined && output === undefined) return ignored;
-  const sessionId = sessionIdOf(record, "conversation.id");
-  if (sessionId === undefined) return noSessionId;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = eventBasics(record, "conversation.id");
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
 
   const model = str(a["model"]) ?? "";
   const provider = str(a["provider_name"]) ?? "";
@@ -185,10 +175,9 @@ function conversationStarts(record: OtlpRecord): MapResult {
   const a = record.attributes;
   const providerName = str(a["provider_name"]);
   if (providerName === undefined) return ignored;
-  const sessionId = sessionIdOf(record, "conversation.id");
-  if (sessionId === undefined) return noSessionId;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = eventBasics(record, "conversation.id");
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
 
   const ctx = recordContext(record, true);
   const event: SessionInfoEvent = {

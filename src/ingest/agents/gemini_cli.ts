@@ -10,24 +10,21 @@
 import type { MapResult, OtlpRecord } from "../types.ts";
 import {
   callIdentity,
+  eventBasics,
   ignored,
   inputWithoutCache,
   mapped,
   modelIdentity,
   newModelCall,
   newToolCall,
-  noSessionId,
-  noTime,
-  noToolName,
   recordContext,
-  sessionIdOf,
   shortEventName,
+  toolEventBasics,
   toolIdentity,
   wholeMs,
 } from "./_base.ts";
 import { decisionRejects, isMcpName } from "./_classify.ts";
 import { bool, count, jsonText, num, str } from "./_coerce.ts";
-import { eventTime } from "./_time.ts";
 
 const PREFIX = "gemini_cli.";
 
@@ -49,12 +46,9 @@ export function mapGeminiCli(record: OtlpRecord): MapResult {
 
 function toolCall(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "session.id");
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(a["function_name"]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = toolEventBasics(record, "session.id", "function_name");
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
 
   const toolType = str(a["tool_type"]) === "mcp" || isMcpName(toolName) ? "mcp" : "builtin";
   const call = newToolCall(recordContext(record, false), sessionId, time.ms, toolName, toolType);
@@ -99,10 +93,9 @@ function toolCall(record: OtlpRecord): MapResult {
  */
 function apiResponse(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "session.id");
-  if (sessionId === undefined) return noSessionId;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = eventBasics(record, "session.id");
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
 
   const model = str(a["model"]) ?? "";
   const call = newModelCall(recordContext(record, false), sessionId, time.ms, "", model);

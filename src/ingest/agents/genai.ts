@@ -10,22 +10,20 @@
 import type { Attributes, MapResult, OtlpRecord } from "../types.ts";
 import {
   callIdentity,
+  eventBasics,
   ignored,
   inputWithoutCache,
   mapped,
   modelIdentity,
   newModelCall,
   newToolCall,
-  noSessionId,
-  noTime,
-  noToolName,
   recordContext,
-  sessionIdOf,
+  toolEventBasics,
   toolIdentity,
 } from "./_base.ts";
 import { isMcpName } from "./_classify.ts";
 import { count, firstStr, jsonText, str, text, utf8Length } from "./_coerce.ts";
-import { eventTime, spanDurationMs } from "./_time.ts";
+import { spanDurationMs } from "./_time.ts";
 
 /** Maps one span that carries `gen_ai.operation.name`. */
 export function mapGenAiSpan(record: OtlpRecord): MapResult {
@@ -43,12 +41,9 @@ export function mapGenAiSpan(record: OtlpRecord): MapResult {
 
 function executeTool(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "gen_ai.conversation.id");
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(a["gen_ai.tool.name"]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = toolEventBasics(record, "gen_ai.conversation.id", "gen_ai.tool.name");
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
 
   // `gen_ai.tool.type` is function/extension/datastore, never MCP; an MCP
   // `tools/call` span says so with `mcp.method.name`.
@@ -95,10 +90,9 @@ function executeTool(record: OtlpRecord): MapResult {
  */
 function inference(record: OtlpRecord): MapResult {
   const a = record.attributes;
-  const sessionId = sessionIdOf(record, "gen_ai.conversation.id");
-  if (sessionId === undefined) return noSessionId;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
+  const basics = eventBasics(record, "gen_ai.conversation.id");
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
 
   const model = firstStr(a, "gen_ai.request.model", "gen_ai.response.model") ?? "";
   const call = newModelCall(
