@@ -125,3 +125,56 @@ export async function runCliProcess(
     stderr: decoder.decode(output.stderr),
   };
 }
+
+/** A CLI subprocess and what it printed on stdout until it was ready. */
+export interface CliProcess {
+  child: Deno.ChildProcess;
+  stdout: string;
+}
+
+/**
+ * Spawns the CLI (`main.ts …args`) and reads its stdout until `ready`
+ * matches, e.g. the ingest listener line of `serve`. Stdout is then closed;
+ * stderr is piped only when asked.
+ */
+export async function spawnCli(
+  args: string[],
+  ready: RegExp,
+  options: { stderr?: "piped" | "null" } = {},
+): Promise<CliProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL("../main.ts", import.meta.url).pathname, ...args],
+    stdout: "piped",
+    stderr: options.stderr ?? "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let stdout = "";
+  while (!ready.test(stdout)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    stdout += value;
+  }
+  await reader.cancel();
+  return { child, stdout };
+}
+
+/** The arguments of `serve` on ephemeral loopback ports over `dir`. */
+export function serveArgs(dir: string, ...extra: string[]): string[] {
+  return [
+    "serve",
+    "--data",
+    dir,
+    "--listen",
+    "127.0.0.1:0",
+    "--ingest-listen",
+    "127.0.0.1:0",
+    ...extra,
+  ];
+}
+
+/** A listener URL from `serve`'s stdout. */
+export function listenerUrl(stdout: string, listener: "query API" | "OTLP ingest"): string {
+  const url = new RegExp(`${listener} listening on (\\S+)`).exec(stdout)?.[1];
+  if (!url) throw new Error(`No ${listener} line in: ${stdout}`);
+  return url;
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runCliProcess, startTestServer } from "./_harness.ts";
+import { listenerUrl, runCliProcess, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
 
 async function json(args: string[]) {
   const result = await runCliProcess([...args, "--json"]);
@@ -78,38 +78,14 @@ Deno.test("CLI bad arguments print one line and exit 2", async (t) => {
 Deno.test("demo ingests synthetic telemetry through the real path and prints a working key", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-all",
-        new URL("../main.ts", import.meta.url).pathname,
-        "demo",
-        "--data",
-        dir,
-        "--actors",
-        "2",
-        "--days",
-        "3",
-        "--listen",
-        "127.0.0.1:0",
-        "--ingest-listen",
-        "127.0.0.1:0",
-        "--log-level",
-        "warn",
-      ],
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
-    while (!out.includes("Press Ctrl-C")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
+    const demo = ["demo", "--actors", "2", "--days", "3", "--log-level", "warn"];
+    const { child, stdout: out } = await spawnCli(
+      [...demo, ...serveArgs(dir).slice(1)],
+      /Press Ctrl-C/,
+    );
     const key = /Demo API key: (wb_api_\S+)/.exec(out)?.[1];
-    const queryUrl = /query API listening on (\S+)/.exec(out)?.[1];
-    assert.ok(key && queryUrl, out);
+    const queryUrl = listenerUrl(out, "query API");
+    assert.ok(key, out);
     const headers = { authorization: `Bearer ${key}` };
     const sessions = await (await fetch(`${queryUrl}/v1/sessions?limit=500`, { headers })).json();
     assert.ok(sessions.data.length > 5, `demo sessions: ${sessions.data.length}`);
@@ -119,7 +95,6 @@ Deno.test("demo ingests synthetic telemetry through the real path and prints a w
     assert.match(out, /curl -s -H "Authorization: Bearer wb_api_/);
     child.kill("SIGTERM");
     assert.equal((await child.status).code, 0);
-    await reader.cancel();
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

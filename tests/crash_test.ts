@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createTestOrg, startTestServer } from "./_harness.ts";
+import { createTestOrg, listenerUrl, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 
@@ -20,29 +20,11 @@ Deno.test("SIGKILL during ingest loses no acknowledged export and duplicates not
   const dir = await Deno.makeTempDir();
   try {
     const org = createTestOrg(dir);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-all",
-        new URL("../main.ts", import.meta.url).pathname,
-        "serve",
-        "--data",
-        dir,
-        "--listen",
-        "127.0.0.1:0",
-        "--ingest-listen",
-        "127.0.0.1:0",
-        "--log-level",
-        "error",
-      ],
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
-    while (!out.includes("OTLP ingest listening on")) out += (await reader.read()).value ?? "";
-    await reader.cancel();
-    const ingestUrl = /OTLP ingest listening on (\S+)/.exec(out)![1];
+    const { child, stdout } = await spawnCli(
+      serveArgs(dir, "--log-level", "error"),
+      /OTLP ingest listening on/,
+    );
+    const ingestUrl = listenerUrl(stdout, "OTLP ingest");
     const acknowledged: number[] = [];
     let sent = 0;
     const killer = setTimeout(() => child.kill("SIGKILL"), 1500);

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { createTestOrg, runCliProcess, startTestServer } from "./_harness.ts";
+import {
+  createTestOrg,
+  listenerUrl,
+  runCliProcess,
+  serveArgs,
+  spawnCli,
+  startTestServer,
+} from "./_harness.ts";
 import { loadScenario } from "./_scenario.ts";
 
 const PATHS = [
@@ -146,39 +153,17 @@ Deno.test("serve refuses a missing certificate file or an unwritable data direct
 Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-all",
-        new URL("../main.ts", import.meta.url).pathname,
-        "serve",
-        "--data",
-        dir,
-        "--listen",
-        "127.0.0.1:0",
-        "--ingest-listen",
-        "127.0.0.1:0",
-      ],
-      stdout: "piped",
+    const { child, stdout } = await spawnCli(serveArgs(dir), /OTLP ingest listening on/, {
       stderr: "piped",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
-    while (!(out.match(/listening on/g)?.length === 2)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    const queryUrl = /query API listening on (\S+)/.exec(out)?.[1];
-    assert.ok(queryUrl, out);
-    assert.match(out, /OTLP ingest listening on http:\/\/127\.0\.0\.1:\d+/);
+    });
+    const queryUrl = listenerUrl(stdout, "query API");
+    assert.match(listenerUrl(stdout, "OTLP ingest"), /^http:\/\/127\.0\.0\.1:\d+$/);
     const health = await fetch(`${queryUrl}/healthz`);
     assert.equal(health.status, 200);
     await health.body?.cancel();
     child.kill("SIGTERM");
     const status = await child.status;
     assert.equal(status.code, 0);
-    await reader.cancel();
     const stderr = await new Response(child.stderr).text();
     assert.match(stderr, /"stopped"/);
     const requestLines = stderr.split("\n").filter((line) => line.includes('"message":"request"'));
