@@ -70,18 +70,22 @@ ON CONFLICT (org_id, session_id) DO NOTHING;
 -- name: find_session
 SELECT provider_name FROM sessions WHERE org_id = ? AND session_id = ?;
 
--- name: add_call_to_session
+-- One batch's changes to a session: counts added, first/last seen widened,
+-- the model of its latest call that reports one, cost added. ?2/?3 are null
+-- when the batch added no call.
+-- name: add_to_session
 UPDATE sessions SET
   seq = ?1,
-  first_seen = min(coalesce(first_seen, ?2), ?2),
-  last_seen = max(coalesce(last_seen, ?2), ?2),
-  tool_call_count = tool_call_count + 1,
-  error_count = error_count + ?3,
-  success_count = success_count + ?4,
-  agent_version = CASE WHEN agent_version = '' THEN ?5 ELSE agent_version END,
-  model = CASE WHEN ?6 <> '' AND ?2 >= coalesce(model_ts, ?2) THEN ?6 ELSE model END,
-  model_ts = CASE WHEN ?6 <> '' AND ?2 >= coalesce(model_ts, ?2) THEN ?2 ELSE model_ts END
-WHERE org_id = ?7 AND session_id = ?8;
+  first_seen = CASE WHEN ?4 > 0 THEN min(coalesce(first_seen, ?2), ?2) ELSE first_seen END,
+  last_seen = CASE WHEN ?4 > 0 THEN max(coalesce(last_seen, ?3), ?3) ELSE last_seen END,
+  tool_call_count = tool_call_count + ?4,
+  error_count = error_count + ?5,
+  success_count = success_count + ?6,
+  agent_version = CASE WHEN agent_version = '' THEN ?7 ELSE agent_version END,
+  model = CASE WHEN ?8 <> '' AND ?9 >= coalesce(model_ts, ?9) THEN ?8 ELSE model END,
+  model_ts = CASE WHEN ?8 <> '' AND ?9 >= coalesce(model_ts, ?9) THEN ?9 ELSE model_ts END,
+  cost_usd = cost_usd + ?10
+WHERE org_id = ?11 AND session_id = ?12;
 
 -- name: recount_session
 UPDATE sessions SET
@@ -106,9 +110,6 @@ UPDATE sessions SET
     ORDER BY ts DESC, id DESC LIMIT 1
   )
 WHERE org_id = ?2 AND session_id = ?3;
-
--- name: add_cost_to_session
-UPDATE sessions SET seq = ?, cost_usd = cost_usd + ? WHERE org_id = ? AND session_id = ?;
 
 -- name: set_session_provider
 UPDATE sessions SET seq = ?, provider_name = ? WHERE org_id = ? AND session_id = ?;

@@ -73,11 +73,27 @@ interface RescanRow {
   result: string | null;
 }
 
+/** A session's pending changes within one batch. */
+interface SessionDelta {
+  sessionId: string;
+  calls: number;
+  errors: number;
+  oks: number;
+  firstSeen: number;
+  lastSeen: number;
+  agentVersion: string;
+  model: string;
+  modelTs: number;
+  cost: number;
+  recount: boolean;
+}
+
 /** Writes telemetry into `telemetry.db`. */
 export class TelemetryWriter {
   readonly #db: DatabaseSync;
   readonly #options: WriterOptions;
   readonly #statements = new Map<string, StatementSync>();
+  readonly #sessions = new Map<string, SessionDelta>();
   #seq = 0;
 
   constructor(db: DatabaseSync, options: WriterOptions) {
@@ -101,6 +117,7 @@ export class TelemetryWriter {
     if (events.length === 0) return summary;
     tx(this.#db, () => {
       this.#seq = Number((this.#run("read_seq", "get") as { value: number }).value);
+      this.#sessions.clear();
       for (const event of events) {
         switch (event.kind) {
           case "tool_call":
@@ -117,6 +134,7 @@ export class TelemetryWriter {
             break;
         }
       }
+      this.#flushSessions(sender.orgId);
       this.#run("write_seq", "run", this.#seq);
     });
     return summary;
@@ -126,7 +144,6 @@ export class TelemetryWriter {
     const id = deriveRowId("tc", sender.orgId, event.sessionId, event.identity);
     const existing = this.#run("find_tool_call", "get", id) as { outcome: string } | undefined;
     if (existing && existing.outcome !== "rejected") return false;
-    this.#ensureSession(sender, event);
     let decision = event.decision;
     let decisionSource = event.decisionSource;
     if (decision === undefined && event.toolCallId !== undefined) {
@@ -146,11 +163,11 @@ export class TelemetryWriter {
       this.#forgetDetections(id);
       this.#run("delete_tool_call", "run", id);
       this.#insertToolCall(sender, id, row);
-      this.#run("recount_session", "run", this.#nextSeq(), sender.orgId, event.sessionId);
+      this.#sessionDelta(sender, event).recount = true;
       return false;
     }
     this.#insertToolCall(sender, id, row);
-    this.#addCallToSession(sender.orgId, row);
+    this.#addCallToSession(sender, row);
     return true;
   }
 
@@ -178,7 +195,6 @@ export class TelemetryWriter {
       return false;
     }
     if (!event.rejects) return false;
-    this.#ensureSession(sender, event);
     const row: ToolCallRow = {
       ...event,
       outcome: "rejected",
@@ -186,13 +202,13 @@ export class TelemetryWriter {
       resultSizeBytes: null,
     };
     this.#insertToolCall(sender, id, row);
-    this.#addCallToSession(sender.orgId, row);
+    this.#addCallToSession(sender, row);
     return true;
   }
 
   #storeModelCall(sender: Sender, event: ModelCallEvent): boolean {
     const id = deriveRowId("mc", sender.orgId, event.sessionId, event.identity);
-    this.#ensureSession(sender, event);
+    const delta = this.#sessionDelta(sender, event);
     let provider = event.providerName;
     if (provider === "") {
       const session = this.#run("find_session", "get", sender.orgId, event.sessionId) as {
@@ -220,22 +236,13 @@ export class TelemetryWriter {
       event.durationMs,
     ) as { changes: number | bigint };
     if (Number(inserted.changes) === 0) return false;
-    if (event.costUsd !== null) {
-      this.#run(
-        "add_cost_to_session",
-        "run",
-        this.#nextSeq(),
-        event.costUsd,
-        sender.orgId,
-        event.sessionId,
-      );
-    }
+    if (event.costUsd !== null) delta.cost += event.costUsd;
     return true;
   }
 
   #storeSessionInfo(sender: Sender, event: SessionInfoEvent): void {
     if (event.providerName === "") return;
-    this.#ensureSession(sender, event);
+    this.#sessionDelta(sender, event);
     this.#run(
       "set_session_provider",
       "run",
@@ -246,32 +253,86 @@ export class TelemetryWriter {
     );
   }
 
-  #ensureSession(sender: Sender, event: TelemetryEvent): void {
-    this.#run(
-      "ensure_session",
-      "run",
-      sender.orgId,
-      event.sessionId,
-      this.#nextSeq(),
-      sender.actorId,
-      event.agentSystem,
-      event.agentVersion,
-    );
+  /**
+   * This batch's pending changes to a session's row, creating the row when
+   * the session is new. Applied once per session in {@link #flushSessions}
+   * rather than once per event.
+   */
+  #sessionDelta(
+    sender: Sender,
+    event: Pick<TelemetryEvent, "sessionId" | "agentSystem" | "agentVersion">,
+  ): SessionDelta {
+    let delta = this.#sessions.get(event.sessionId);
+    if (!delta) {
+      this.#run(
+        "ensure_session",
+        "run",
+        sender.orgId,
+        event.sessionId,
+        this.#nextSeq(),
+        sender.actorId,
+        event.agentSystem,
+        event.agentVersion,
+      );
+      delta = {
+        sessionId: event.sessionId,
+        calls: 0,
+        errors: 0,
+        oks: 0,
+        firstSeen: Infinity,
+        lastSeen: -Infinity,
+        agentVersion: "",
+        model: "",
+        modelTs: -Infinity,
+        cost: 0,
+        recount: false,
+      };
+      this.#sessions.set(event.sessionId, delta);
+    }
+    return delta;
   }
 
-  #addCallToSession(orgId: string, row: ToolCallRow): void {
-    this.#run(
-      "add_call_to_session",
-      "run",
-      this.#nextSeq(),
-      row.timeMs,
-      row.outcome === "error" ? 1 : 0,
-      row.outcome === "ok" ? 1 : 0,
-      row.agentVersion,
-      row.model ?? "",
-      orgId,
-      row.sessionId,
-    );
+  #addCallToSession(sender: Sender, row: ToolCallRow): void {
+    const delta = this.#sessionDelta(sender, row);
+    delta.calls++;
+    if (row.outcome === "error") delta.errors++;
+    if (row.outcome === "ok") delta.oks++;
+    delta.firstSeen = Math.min(delta.firstSeen, row.timeMs);
+    delta.lastSeen = Math.max(delta.lastSeen, row.timeMs);
+    if (delta.agentVersion === "") delta.agentVersion = row.agentVersion;
+    if (row.model && row.timeMs >= delta.modelTs) {
+      delta.model = row.model;
+      delta.modelTs = row.timeMs;
+    }
+  }
+
+  /** Applies each touched session's delta in one statement; recounts where a call was replaced. */
+  #flushSessions(orgId: string): void {
+    for (const delta of this.#sessions.values()) {
+      if (delta.calls > 0 || delta.cost !== 0) {
+        const seen = delta.calls > 0;
+        this.#run(
+          "add_to_session",
+          "run",
+          this.#nextSeq(),
+          seen ? delta.firstSeen : null,
+          seen ? delta.lastSeen : null,
+          delta.calls,
+          delta.errors,
+          delta.oks,
+          delta.agentVersion,
+          delta.model,
+          delta.model === "" ? null : delta.modelTs,
+          delta.cost,
+          orgId,
+          delta.sessionId,
+        );
+      }
+      if (delta.recount) {
+        this.#run("recount_session", "run", this.#nextSeq(), orgId, delta.sessionId);
+      }
+    }
+    this.#sessions.clear();
   }
 
   #insertToolCall(sender: Sender, id: string, row: ToolCallRow): void {
