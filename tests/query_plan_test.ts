@@ -1,8 +1,15 @@
 import assert from "node:assert/strict";
 import { openDataDir } from "../src/store/data_dir.ts";
 import { openDatabase } from "../src/store/sqlite.ts";
-import { type CallFilters, sessionsPage, toolCallsPage } from "../src/store/telemetry_queries.ts";
+import {
+  type CallFilters,
+  querySql,
+  sessionsPage,
+  toolCallsPage,
+} from "../src/store/telemetry_queries.ts";
 import type { ReadStatement } from "../src/store/reader.ts";
+import { parseNamedSql } from "../src/store/named_sql.ts";
+import retentionSql from "../sql/sqlite/retention.sql" with { type: "text" };
 
 function plan(db: ReturnType<typeof openDatabase>, statement: ReadStatement): string {
   const rows = db.prepare(`EXPLAIN QUERY PLAN ${statement.sql}`).all(...statement.params) as {
@@ -37,6 +44,22 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
       ["outcome", { outcome: "error" }],
       ["actor", { actor: "act_1" }],
     ];
+    await t.step("retention and the agents facet walk an index too", () => {
+      const retention = parseNamedSql(retentionSql);
+      for (
+        const [name, params] of [["oldest_tool_calls", ["org", 0, 100]], ["oldest_model_calls", [
+          "org",
+          0,
+          100,
+        ]]] as const
+      ) {
+        const detail = plan(db, { sql: retention[name]!, params: [...params] });
+        assert.match(detail, /SEARCH \w+ USING (COVERING )?INDEX/, detail);
+        assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
+      }
+      const facet = plan(db, { sql: querySql("facet_agents"), params: ["org"] });
+      assert.doesNotMatch(facet, /SCAN (sessions|tool_calls)\b/, facet);
+    });
     for (const [name, filter] of filters) {
       await t.step(`tool calls, ${name}, first page and cursor page`, () => {
         assertIndexed(plan(db, toolCallsPage("org", filter, null, 50)), "tool_calls");
@@ -45,7 +68,7 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
     }
   } finally {
     db.close();
-    data.close();
+    await data.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

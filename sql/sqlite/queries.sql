@@ -76,9 +76,9 @@ SELECT * FROM tool_calls WHERE org_id = ? AND id = ?;
 
 -- name: facet_agents
 WITH RECURSIVE v(value) AS (
-  SELECT min(agent_system) FROM tool_calls WHERE org_id = ?1
+  SELECT min(agent_system) FROM sessions WHERE org_id = ?1
   UNION ALL
-  SELECT (SELECT min(agent_system) FROM tool_calls WHERE org_id = ?1 AND agent_system > v.value)
+  SELECT (SELECT min(agent_system) FROM sessions WHERE org_id = ?1 AND agent_system > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;

@@ -29,6 +29,6 @@ export async function runDetect(action: string | undefined, args: string[]): Pro
     }
     printResult({ scanned }, flags.json);
   } finally {
-    dataDir.close();
+    await dataDir.close();
   }
 }

@@ -73,7 +73,7 @@ export async function startServer(
     });
   } catch (error) {
     reader.close();
-    dataDir.close();
+    await dataDir.close();
     throw error;
   }
   const metrics = new ServiceMetrics();
@@ -139,7 +139,7 @@ export async function startServer(
     await retentionRun?.catch(() => {});
     await analytics.close();
     reader.close();
-    dataDir.close();
+    await dataDir.close();
   };
   let urls: string[];
   try {

@@ -9,6 +9,7 @@ import { telemetryMigrations } from "./migrations.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
 import { migrate, openDatabase, requireMigrated } from "./sqlite.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
+import { Checkpointer } from "./checkpointer.ts";
 
 /** The open stores of one data directory. */
 export interface DataDir {
@@ -18,7 +19,7 @@ export interface DataDir {
   /** Null in read-only mode. */
   retention: Retention | null;
   telemetryPath: string;
-  close(): void;
+  close(): Promise<void> | void;
 }
 
 /** Options of {@link openDataDir}. */
@@ -66,6 +67,9 @@ export function openDataDir(dir: string, options: DataDirOptions): DataDir {
   const keys = KeyStore.open(paths.keys);
   const telemetryDb = openDatabase(paths.telemetry);
   migrate(telemetryDb, telemetryMigrations);
+  // Checkpoints run on the checkpointer thread (src/store/checkpointer.ts), not in COMMIT.
+  telemetryDb.exec("PRAGMA wal_autocheckpoint = 0");
+  const checkpointer = new Checkpointer(paths.telemetry, 250);
   return {
     keys,
     writer: new TelemetryWriter(telemetryDb, options),
@@ -75,9 +79,16 @@ export function openDataDir(dir: string, options: DataDirOptions): DataDir {
       options.retention ?? { retentionDays: 400, maxDiskBytes: null, batchSize: 5000 },
     ),
     telemetryPath: paths.telemetry,
-    close() {
+    async close() {
+      await checkpointer.stop();
       keys.close();
-      if (telemetryDb.isOpen) telemetryDb.close();
+      if (!telemetryDb.isOpen) return;
+      try {
+        telemetryDb.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // A reader still holds the WAL: the next start checkpoints it.
+      }
+      telemetryDb.close();
     },
   };
 }

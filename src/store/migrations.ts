@@ -9,6 +9,9 @@ import telemetryInit from "../../sql/sqlite/telemetry_0001_init.sql" with { type
 import telemetryRetention from "../../sql/sqlite/telemetry_0002_retention.sql" with {
   type: "text",
 };
+import telemetryLeanIndexes from "../../sql/sqlite/telemetry_0003_lean_indexes.sql" with {
+  type: "text",
+};
 import type { Migration } from "./sqlite.ts";
 
 /** Migrations of `keys.db`. */
@@ -20,4 +23,5 @@ export const keyStoreMigrations: readonly Migration[] = [
 export const telemetryMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: telemetryInit },
   { version: 2, name: "retention", sql: telemetryRetention },
+  { version: 3, name: "lean indexes", sql: telemetryLeanIndexes },
 ];

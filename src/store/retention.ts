@@ -61,14 +61,19 @@ export class Retention {
     const before = this.#fileBytes();
     const total: RetentionResult = { toolCalls: 0, modelCalls: 0, reclaimedBytes: 0 };
     for (;;) {
+      const orgs = (this.#run("organizations", "all") as { org_id: string }[]).map((r) => r.org_id);
       const overCap = this.#options.maxDiskBytes !== null &&
         this.usedBytes() > this.#options.maxDiskBytes;
-      const cutoff = overCap ? this.#capCutoff() : now - this.#options.retentionDays * DAY_MS;
-      const batch = this.#deleteBatch(cutoff);
-      total.toolCalls += batch.toolCalls;
-      total.modelCalls += batch.modelCalls;
-      if (batch.toolCalls + batch.modelCalls === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      const cutoff = overCap ? this.#capCutoff(orgs) : now - this.#options.retentionDays * DAY_MS;
+      let deleted = 0;
+      for (const org of orgs) {
+        const batch = this.#deleteBatch(org, cutoff);
+        total.toolCalls += batch.toolCalls;
+        total.modelCalls += batch.modelCalls;
+        deleted += batch.toolCalls + batch.modelCalls;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      if (deleted === 0) break;
     }
     if (total.toolCalls + total.modelCalls > 0) {
       this.#db.exec("PRAGMA incremental_vacuum");
@@ -78,19 +83,24 @@ export class Retention {
     return total;
   }
 
-  /** Past the cap: everything before the oldest day still stored goes next. */
-  #capCutoff(): number {
-    const oldest = (this.#run("oldest_time", "get") as { ts: number | null }).ts;
-    return oldest === null ? -Infinity : Math.floor(oldest / DAY_MS) * DAY_MS + DAY_MS;
+  /** Past the cap: everything before the oldest day still stored, in any organization, goes next. */
+  #capCutoff(orgs: string[]): number {
+    let oldest = Infinity;
+    for (const org of orgs) {
+      const ts = (this.#run("oldest_time", "get", org) as { ts: number | null }).ts;
+      if (ts !== null) oldest = Math.min(oldest, ts);
+    }
+    return Number.isFinite(oldest) ? Math.floor(oldest / DAY_MS) * DAY_MS + DAY_MS : -Infinity;
   }
 
-  #deleteBatch(cutoff: number): { toolCalls: number; modelCalls: number } {
+  /** One transaction: up to a batch of each kind of row of one organization before `cutoff`. */
+  #deleteBatch(org: string, cutoff: number): { toolCalls: number; modelCalls: number } {
     if (!Number.isFinite(cutoff)) return { toolCalls: 0, modelCalls: 0 };
     return tx(this.#db, () => {
       let seq = Number((this.#run("read_seq", "get") as { value: number }).value);
       const touched = new Map<string, [string, string]>();
       const deleteRows = (select: string, remove: string, table: string) => {
-        const rows = this.#run(select, "all", cutoff, this.#options.batchSize) as {
+        const rows = this.#run(select, "all", org, cutoff, this.#options.batchSize) as {
           id: string;
           org_id: string;
           session_id: string;
