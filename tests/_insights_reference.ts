@@ -636,7 +636,7 @@ export interface InsightsEnv extends AsyncDisposable {
   analytics: Analytics;
   url: string;
   createOrg(name: string): InsightsOrg;
-  ingest(org: InsightsOrg, events: readonly TelemetryEvent[]): void;
+  ingest(org: InsightsOrg, events: readonly TelemetryEvent[]): Promise<void>;
   // deno-lint-ignore no-explicit-any
   get(path: string, key: string): Promise<{ status: number; body: any }>;
   /**
@@ -654,7 +654,7 @@ export async function startInsightsEnv(
   options: { timeoutMs?: number; retentionDays?: number } = {},
 ): Promise<InsightsEnv> {
   const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-insights-" });
-  const dataDir = openDataDir(dir, {
+  const dataDir = await openDataDir(dir, {
     redactSecrets: true,
     ...(options.retentionDays === undefined ? {} : {
       retention: { retentionDays: options.retentionDays, maxDiskBytes: null, batchSize: 500 },
@@ -698,7 +698,7 @@ export async function startInsightsEnv(
     await server.shutdown();
     await analytics.close();
     reader.close();
-    dataDir.close();
+    await dataDir.close();
     await Deno.remove(dir, { recursive: true });
   };
   return {
@@ -716,8 +716,8 @@ export async function startInsightsEnv(
       const actor = keys.createActor(org.id, "dev");
       return { orgId: org.id, actorId: actor.actor_id, apiKey: key.key };
     },
-    ingest(org, events) {
-      dataDir.writer!.ingest({ orgId: org.orgId, actorId: org.actorId }, events);
+    async ingest(org, events) {
+      await dataDir.writer!.ingest({ orgId: org.orgId, actorId: org.actorId }, [...events]);
     },
     async get(path, key) {
       const response = await fetch(url + path, { headers: { authorization: `Bearer ${key}` } });

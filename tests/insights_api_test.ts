@@ -56,7 +56,7 @@ async function assertMatchesReference(env: InsightsEnv, org: InsightsOrg, query 
   }
 }
 
-function loadRandom(
+async function loadRandom(
   env: InsightsEnv,
   org: InsightsOrg,
   seed: number,
@@ -64,8 +64,8 @@ function loadRandom(
   options: { laterResults?: boolean } = {},
 ) {
   const data = generateTelemetry({ seed, sessions, days: 100, now: Date.now() });
-  for (const batch of data.batches) env.ingest(org, batch);
-  if (options.laterResults ?? true) env.ingest(org, data.laterResults);
+  for (const batch of data.batches) await env.ingest(org, batch);
+  if (options.laterResults ?? true) await env.ingest(org, data.laterResults);
 }
 
 Deno.test("GET /v1/insights/* validates window and granularity with the spec's messages", async (t) => {
@@ -150,7 +150,7 @@ Deno.test("GET /v1/insights/* on an organization without telemetry gives zeros a
   await using env = await startInsightsEnv();
   const empty = env.createOrg("Empty");
   // Another organization's data must not leak into the empty one.
-  loadRandom(env, env.createOrg("Busy"), 7, 60);
+  await loadRandom(env, env.createOrg("Busy"), 7, 60);
   const expected: Record<string, { summary: unknown; series: unknown; breakdown: unknown }> = {
     "activity": {
       summary: { "total_calls": 0, "error_count": 0, "session_count": 0 },
@@ -201,7 +201,7 @@ Deno.test("GET /v1/insights/* on an organization without telemetry gives zeros a
 Deno.test("GET /v1/insights/* has series and breakdown null exactly where the spec says", async () => {
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 3, 80);
+  await loadRandom(env, org, 3, 80);
   const shapes: Record<string, [boolean, boolean]> = {
     "activity": [true, false],
     "top-tools": [false, true],
@@ -240,7 +240,7 @@ Deno.test("GET /v1/insights/activity buckets weeks from Sunday 00:00 UTC", async
   assert.equal(new Date(sunday).getUTCHours(), 0);
   const saturday = sunday - 1000;
   assert.equal(new Date(saturday).getUTCDay(), 6);
-  env.ingest(org, [
+  await env.ingest(org, [
     toolCall("weekend", "sat-1", saturday),
     toolCall("weekend", "sat-2", saturday - 3_600_000, { outcome: "error" }),
     toolCall("weekend", "sun-1", sunday),
@@ -261,7 +261,7 @@ Deno.test("GET /v1/insights/activity labels the first bucket with its start, bef
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
   const ts = Date.now() - 30 * DAY + 60_000;
-  env.ingest(org, [toolCall("early", "early-1", ts)]);
+  await env.ingest(org, [toolCall("early", "early-1", ts)]);
   for (const granularity of ["daily", "weekly"] as const) {
     const { body } = await env.get(
       `/v1/insights/activity?window=30d&granularity=${granularity}`,
@@ -282,16 +282,16 @@ Deno.test("GET /v1/insights/* includes telemetry ingested just before the reques
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
   const other = env.createOrg("Other");
-  loadRandom(env, org, 11, 40);
+  await loadRandom(env, org, 11, 40);
   await assertMatchesReference(env, org);
   const before = (await env.get("/v1/insights/activity", org.apiKey)).body.summary;
   const now = Date.now();
-  env.ingest(org, [
+  await env.ingest(org, [
     toolCall("fresh", "fresh-1", now - 5000),
     toolCall("fresh", "fresh-2", now - 4000, { outcome: "error" }),
     toolCall("fresh", "fresh-3", now - 3000, { outcome: "rejected", durationMs: null }),
   ]);
-  env.ingest(other, [toolCall("elsewhere", "x-1", now - 2000)]);
+  await env.ingest(other, [toolCall("elsewhere", "x-1", now - 2000)]);
   const after = (await env.get("/v1/insights/activity", org.apiKey)).body.summary;
   assert.equal(after.total_calls, before.total_calls + 3);
   assert.equal(after.error_count, before.error_count + 1, "a rejected call is no error");
@@ -304,7 +304,7 @@ Deno.test("GET /v1/insights/top-tools averages durations without rejected calls"
   const org = env.createOrg("Acme");
   const now = Date.now() - 60_000;
   const rejected = { outcome: "rejected" as const, durationMs: null, resultSizeBytes: null };
-  env.ingest(org, [
+  await env.ingest(org, [
     toolCall("s", "a", now, { toolName: "Deploy", ...rejected }),
     toolCall("s", "b", now + 1, { toolName: "Deploy", ...rejected }),
     toolCall("s", "c", now + 2, { durationMs: 100 }),
@@ -344,7 +344,7 @@ Deno.test("GET /v1/insights/risk and domains drop a reject's detections when its
     arguments: args,
     source: "otlp_logs",
   };
-  env.ingest(org, [decision]);
+  await env.ingest(org, [decision]);
   const risky = await env.get("/v1/insights/risk", org.apiKey);
   const reached = await env.get("/v1/insights/domains", org.apiKey);
   assert.ok(risky.body.summary.total_flags >= 1, JSON.stringify(risky.body));
@@ -353,7 +353,7 @@ Deno.test("GET /v1/insights/risk and domains drop a reject's detections when its
     { domain: "evil.example.net", scheme: "https", hits: 1, sessions: 1 },
   ]);
   // The result arrives: same agent call id, harmless arguments.
-  env.ingest(org, [toolCall("s1", "call-1", now + 500, { arguments: '{"command":"ls"}' })]);
+  await env.ingest(org, [toolCall("s1", "call-1", now + 500, { arguments: '{"command":"ls"}' })]);
   const calm = await env.get("/v1/insights/risk", org.apiKey);
   const nowhere = await env.get("/v1/insights/domains", org.apiKey);
   assert.equal(calm.body.summary.total_flags, 0);
@@ -367,16 +367,16 @@ Deno.test("GET /v1/insights/* answers concurrent requests while telemetry is ing
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
   const data = generateTelemetry({ seed: 21, sessions: 400, days: 100, now: Date.now() });
-  env.ingest(org, data.batches[0]!);
+  await env.ingest(org, data.batches[0]!);
   const requests: Promise<{ status: number }>[] = [];
   for (const [i, batch] of data.batches.slice(1).entries()) {
-    env.ingest(org, batch);
+    await env.ingest(org, batch);
     for (const name of INSIGHT_NAMES) {
       requests.push(env.get(`/v1/insights/${name}?window=${i % 2 ? "90d" : "30d"}`, org.apiKey));
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
-  env.ingest(org, data.laterResults);
+  await env.ingest(org, data.laterResults);
   const responses = await Promise.all(requests);
   assert.ok(responses.length >= 12);
   assert.deepEqual(responses.filter((r) => r.status !== 200), []);
@@ -386,7 +386,7 @@ Deno.test("GET /v1/insights/* answers concurrent requests while telemetry is ing
 Deno.test("openAnalytics returns before the initial build, which insight requests wait for", async () => {
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 5, 300);
+  await loadRandom(env, org, 5, 300);
   await env.analytics.ready;
   let built = false;
   const analytics = await env.reopenAnalytics({
@@ -404,7 +404,7 @@ Deno.test("openAnalytics returns before the initial build, which insight request
 Deno.test("the analytics replica is rebuilt when deleted, corrupt or of an older schema", async (t) => {
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 9, 120);
+  await loadRandom(env, org, 9, 120);
   const path = dataPaths(env.dir).analytics;
   await assertMatchesReference(env, org, "?window=90d");
 
@@ -444,7 +444,7 @@ Deno.test("the analytics replica is rebuilt when deleted, corrupt or of an older
   });
   await t.step("a replica behind the store catches up from its last seq", async () => {
     await env.analytics.close();
-    loadRandom(env, org, 10, 30);
+    await loadRandom(env, org, 10, 30);
     const analytics = await env.reopenAnalytics();
     await analytics.ready;
     assert.ok((analytics.lastCatchUp?.fromSeq ?? 0) > 0, "incremental, not rebuilt");
@@ -455,7 +455,7 @@ Deno.test("the analytics replica is rebuilt when deleted, corrupt or of an older
 Deno.test("a replica held by another process is neither deleted nor rebuilt", async () => {
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 23, 40);
+  await loadRandom(env, org, 23, 40);
   await assertMatchesReference(env, org);
   const paths = dataPaths(env.dir);
   const mod = new URL("../src/analytics/mod.ts", import.meta.url).href;
@@ -485,10 +485,10 @@ Deno.test("a replica held by another process is neither deleted nor rebuilt", as
 Deno.test("GET /v1/insights/* forget what retention deleted", async () => {
   await using env = await startInsightsEnv({ retentionDays: 45 });
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 17, 200);
+  await loadRandom(env, org, 17, 200);
   const before = await env.get("/v1/insights/activity?window=90d", org.apiKey);
   await assertMatchesReference(env, org, "?window=90d&granularity=weekly");
-  const removed = await env.dataDir.retention!.run();
+  const removed = await env.dataDir.writer!.runRetention();
   assert.ok(removed.toolCalls > 0 && removed.modelCalls > 0, JSON.stringify(removed));
   const after = await env.get("/v1/insights/activity?window=90d", org.apiKey);
   assert.ok(after.body.summary.total_calls < before.body.summary.total_calls);
@@ -503,7 +503,7 @@ Deno.test("GET /v1/insights/* forget what retention deleted", async () => {
 Deno.test("concurrent catch-ups share one run, and one follow-up run", async () => {
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 19, 100);
+  await loadRandom(env, org, 19, 100);
   const first = env.analytics.catchUp();
   const waiting = Array.from({ length: 20 }, () => env.analytics.catchUp());
   assert.equal(new Set(waiting).size, 1, "callers during a run share one follow-up");
@@ -515,7 +515,7 @@ Deno.test("concurrent catch-ups share one run, and one follow-up run", async () 
 Deno.test("GET /v1/insights/* past the query time limit is 500 internal", async () => {
   await using env = await startInsightsEnv();
   const org = env.createOrg("Acme");
-  loadRandom(env, org, 13, 3000, { laterResults: false });
+  await loadRandom(env, org, 13, 3000, { laterResults: false });
   await env.analytics.ready;
   await env.reopenAnalytics({ timeoutMs: 1 });
   await env.analytics.ready;

@@ -62,15 +62,15 @@ Deno.test("insights match a plain TypeScript reference for every window, granula
   const half = Math.ceil(big.batches.length / 2);
 
   await t.step("after the first half of the data", async () => {
-    for (const batch of big.batches.slice(0, half)) env.ingest(acme, batch);
-    for (const batch of small.batches) env.ingest(globex, batch);
+    for (const batch of big.batches.slice(0, half)) await env.ingest(acme, batch);
+    for (const batch of small.batches) await env.ingest(globex, batch);
     await assertAllMatch(env, [acme, globex]);
   });
 
   await t.step("after the rest, results that replace stored rejects included", async () => {
-    for (const batch of big.batches.slice(half)) env.ingest(acme, batch);
-    env.ingest(acme, big.laterResults);
-    env.ingest(globex, small.laterResults);
+    for (const batch of big.batches.slice(half)) await env.ingest(acme, batch);
+    await env.ingest(acme, big.laterResults);
+    await env.ingest(globex, small.laterResults);
     await assertAllMatch(env, [acme, globex]);
   });
 

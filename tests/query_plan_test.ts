@@ -26,7 +26,7 @@ function assertIndexed(detail: string, table: string) {
 
 Deno.test("list and cursor queries use an index for filter and order, with no sort step", async (t) => {
   const dir = await Deno.makeTempDir();
-  const data = openDataDir(dir, { redactSecrets: true });
+  const data = await openDataDir(dir, { redactSecrets: true });
   const db = openDatabase(`${dir}/telemetry.db`);
   try {
     db.exec("ANALYZE");

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { openDataDir } from "../store/data_dir.ts";
+import { openTelemetryWriter } from "../store/data_dir.ts";
 import { dataDirOf, parseFlags, printResult, UsageError } from "./usage.ts";
 
 const BATCH = 1000;
@@ -16,12 +16,12 @@ export async function runDetect(action: string | undefined, args: string[]): Pro
     throw new UsageError(`Unknown command: "${`detect ${action ?? ""}`.trim()}"`);
   }
   const flags = parseFlags(args, { "keep-secrets": { type: "boolean" } });
-  const dataDir = openDataDir(dataDirOf(flags), { redactSecrets: !flags["keep-secrets"] });
+  const store = openTelemetryWriter(dataDirOf(flags), { redactSecrets: !flags["keep-secrets"] });
   try {
     let scanned = 0;
     let after = "";
     for (;;) {
-      const batch = dataDir.writer!.rescanBatch(after, BATCH);
+      const batch = store.writer.rescanBatch(after, BATCH);
       scanned += batch.scanned;
       if (batch.lastId === null) break;
       after = batch.lastId;
@@ -29,6 +29,6 @@ export async function runDetect(action: string | undefined, args: string[]): Pro
     }
     printResult({ scanned }, flags.json);
   } finally {
-    await dataDir.close();
+    store.close();
   }
 }

@@ -17,7 +17,7 @@ import {
 } from "../ingest/otlp/mod.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import type { KeyVerifier } from "../store/keys.ts";
-import type { TelemetryWriter } from "../store/telemetry_writer.ts";
+import type { WriterThread } from "../store/writer_thread.ts";
 import { authenticateIngestRequest } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
@@ -28,7 +28,7 @@ import { ApiError, errorResponse, jsonResponse, textResponse } from "./responses
 export interface IngestAppDeps {
   keys: KeyVerifier;
   /** Null on a read-only node: exports are refused with 503. */
-  writer: TelemetryWriter | null;
+  writer: WriterThread | null;
   maxBytes: number;
   metrics: ServiceMetrics;
   readiness: () => Promise<void>;
@@ -72,7 +72,7 @@ export function createIngestApp(deps: IngestAppDeps): (request: Request) => Prom
       const body = await readBody(request, deps.maxBytes);
       const received = receiveExport(body, { encoding, pathSignal });
       try {
-        writer.ingest(sender, received.events);
+        await writer.ingest(sender, received.events);
       } catch (error) {
         if (isBusy(error)) {
           return jsonResponse(

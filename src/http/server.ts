@@ -48,7 +48,7 @@ export async function startServer(
   overrides: ServeOverrides = {},
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
-  const dataDir = openDataDir(config.dataDir, {
+  const dataDir = await openDataDir(config.dataDir, {
     readOnly: config.readOnly,
     redactSecrets: !config.keepSecrets,
     retention: {
@@ -87,12 +87,12 @@ export async function startServer(
     help: "Telemetry sequence numbers acknowledged but not yet in the DuckDB replica.",
     read: () =>
       dataDir.writer
-        ? [{ labels: {}, value: Math.max(0, dataDir.writer.currentSeq() - analytics.lastSeq) }]
+        ? [{ labels: {}, value: Math.max(0, dataDir.writer.lastSeq - analytics.lastSeq) }]
         : [],
   });
   const readiness = async () => {
     dataDir.keys.probe();
-    dataDir.writer?.probe();
+    await dataDir.writer?.probe();
     await reader.read([{ sql: "SELECT count(*) AS n FROM counters", params: [] }]);
   };
   const queryApp = createQueryApp({
@@ -116,7 +116,7 @@ export async function startServer(
   let retentionTimer: ReturnType<typeof setTimeout> | undefined;
   let retentionRun: Promise<RetentionResult> | null = null;
   const runRetention = () =>
-    retentionRun ??= (dataDir.retention?.run() ?? Promise.resolve(NOTHING_PRUNED)).then(
+    retentionRun ??= (dataDir.writer?.runRetention() ?? Promise.resolve(NOTHING_PRUNED)).then(
       (result) => {
         if (result.toolCalls + result.modelCalls > 0) {
           log("info", "retention pass", {
@@ -166,7 +166,7 @@ export async function startServer(
     announce(`query API listening on ${queryUrl}`);
     announce(`OTLP ingest listening on ${ingestUrl}`);
   }
-  if (dataDir.retention) scheduleRetention(RETENTION_FIRST_MS);
+  if (dataDir.writer) scheduleRetention(RETENTION_FIRST_MS);
   let closing: Promise<void> | null = null;
   return { queryUrl, ingestUrl, runRetention, close: () => closing ??= closeAll() };
 }

@@ -4,22 +4,21 @@
  *
  * @module
  */
+import { Checkpointer } from "./checkpointer.ts";
 import { KeyStore } from "./keys.ts";
 import { telemetryMigrations } from "./migrations.ts";
-import { Retention, type RetentionOptions } from "./retention.ts";
+import type { RetentionOptions } from "./retention.ts";
 import { migrate, openDatabase, requireMigrated } from "./sqlite.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
-import { Checkpointer } from "./checkpointer.ts";
+import { WriterThread } from "./writer_thread.ts";
 
 /** The open stores of one data directory. */
 export interface DataDir {
   keys: KeyStore;
-  /** Null in read-only mode. */
-  writer: TelemetryWriter | null;
-  /** Null in read-only mode. */
-  retention: Retention | null;
+  /** The write path (ingest, retention) on its own thread; null in read-only mode. */
+  writer: WriterThread | null;
   telemetryPath: string;
-  close(): Promise<void> | void;
+  close(): Promise<void>;
 }
 
 /** Options of {@link openDataDir}. */
@@ -29,6 +28,12 @@ export interface DataDirOptions {
   /** Serve an existing, migrated directory without writing to it. */
   readOnly?: boolean;
 }
+
+const DEFAULT_RETENTION: RetentionOptions = {
+  retentionDays: 400,
+  maxDiskBytes: null,
+  batchSize: 5000,
+};
 
 /** Paths of the files in a data directory. */
 export function dataPaths(dir: string) {
@@ -45,50 +50,64 @@ export function openKeyStore(dir: string): KeyStore {
   return KeyStore.open(dataPaths(dir).keys);
 }
 
+/** Creates `telemetry.db` when missing and applies its migrations. */
+function migrateTelemetry(path: string): void {
+  const db = openDatabase(path);
+  try {
+    migrate(db, telemetryMigrations);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A writer on the calling thread, for commands that run outside the server
+ * (`detect rescan`); SQLite serializes it with a running server's writer.
+ */
+export function openTelemetryWriter(
+  dir: string,
+  options: { redactSecrets: boolean },
+): { writer: TelemetryWriter; close(): void } {
+  const path = dataPaths(dir).telemetry;
+  migrateTelemetry(path);
+  const db = openDatabase(path);
+  return { writer: new TelemetryWriter(db, options), close: () => db.close() };
+}
+
 /** Creates the directory when missing and opens both SQLite stores, migrated. */
-export function openDataDir(dir: string, options: DataDirOptions): DataDir {
+export async function openDataDir(dir: string, options: DataDirOptions): Promise<DataDir> {
   const paths = dataPaths(dir);
   if (options.readOnly) {
     const keys = KeyStore.open(paths.keys, { readOnly: true });
     const telemetryDb = openDatabase(paths.telemetry, { readOnly: true });
-    requireMigrated(telemetryDb, telemetryMigrations, paths.telemetry);
+    try {
+      requireMigrated(telemetryDb, telemetryMigrations, paths.telemetry);
+    } finally {
+      telemetryDb.close();
+    }
     return {
       keys,
       writer: null,
-      retention: null,
       telemetryPath: paths.telemetry,
-      close() {
-        keys.close();
-        if (telemetryDb.isOpen) telemetryDb.close();
-      },
+      close: () => Promise.resolve(keys.close()),
     };
   }
   Deno.mkdirSync(dir, { recursive: true });
   const keys = KeyStore.open(paths.keys);
-  const telemetryDb = openDatabase(paths.telemetry);
-  migrate(telemetryDb, telemetryMigrations);
-  // Checkpoints run on the checkpointer thread (src/store/checkpointer.ts), not in COMMIT.
-  telemetryDb.exec("PRAGMA wal_autocheckpoint = 0");
+  migrateTelemetry(paths.telemetry);
+  const writer = await WriterThread.open(paths.telemetry, {
+    redactSecrets: options.redactSecrets,
+    retention: options.retention ?? DEFAULT_RETENTION,
+  });
   const checkpointer = new Checkpointer(paths.telemetry, 250);
   return {
     keys,
-    writer: new TelemetryWriter(telemetryDb, options),
-    retention: new Retention(
-      telemetryDb,
-      paths.telemetry,
-      options.retention ?? { retentionDays: 400, maxDiskBytes: null, batchSize: 5000 },
-    ),
+    writer,
     telemetryPath: paths.telemetry,
     async close() {
       await checkpointer.stop();
+      await writer.close();
       keys.close();
-      if (!telemetryDb.isOpen) return;
-      try {
-        telemetryDb.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } catch {
-        // A reader still holds the WAL: the next start checkpoints it.
-      }
-      telemetryDb.close();
     },
   };
 }

@@ -1,0 +1,100 @@
+/**
+ * The main thread's side of the writer thread (`writer_worker.ts`): the
+ * ingest write path, its readiness probe and retention, as promises.
+ *
+ * @module
+ */
+import type { TelemetryEvent } from "../ingest/types.ts";
+import type { RetentionOptions, RetentionResult } from "./retention.ts";
+import type { IngestSummary, Sender } from "./telemetry_writer.ts";
+import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+
+/** Distributes `Omit` over a union of request shapes. */
+type Body<R> = R extends unknown ? Omit<R, "id"> : never;
+
+/** A failure inside the writer thread, with SQLite's error code when it had one. */
+export class WriterError extends Error {
+  override name = "WriterError";
+  constructor(message: string, readonly errcode?: number) {
+    super(message);
+  }
+}
+
+/** The telemetry write path, run on its own thread. */
+export class WriterThread {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #lastSeq = 0;
+  #closed: Promise<void> | null = null;
+
+  private constructor() {
+    this.#worker = new Worker(new URL("./writer_worker.ts", import.meta.url), { type: "module" });
+    this.#worker.onmessage = (message: MessageEvent<WriterResponse>) => this.#settle(message.data);
+    this.#worker.onerror = (event) => {
+      event.preventDefault();
+      for (const pending of this.#pending.values()) pending.reject(new WriterError(event.message));
+      this.#pending.clear();
+    };
+  }
+
+  /** Starts the thread and opens the (already migrated) store in it. */
+  static async open(
+    path: string,
+    options: { redactSecrets: boolean; retention: RetentionOptions },
+  ): Promise<WriterThread> {
+    const thread = new WriterThread();
+    await thread.#call({ op: "open", path, ...options });
+    return thread;
+  }
+
+  /** The telemetry `seq` after the last write this thread made. */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Stores the events of one export request in one transaction. */
+  ingest(sender: Sender, events: TelemetryEvent[]): Promise<IngestSummary> {
+    return this.#call({ op: "ingest", sender, events }) as Promise<IngestSummary>;
+  }
+
+  /** Rejects unless the store takes a write transaction. */
+  async probe(): Promise<void> {
+    await this.#call({ op: "probe" });
+  }
+
+  /** One retention pass. */
+  runRetention(now = Date.now()): Promise<RetentionResult> {
+    return this.#call({ op: "retention", now }) as Promise<RetentionResult>;
+  }
+
+  /** Waits for queued writes, checkpoints, closes the connection and ends the thread. */
+  close(): Promise<void> {
+    this.#closed ??= this.#call({ op: "close" }).catch(() => {}).then(() =>
+      this.#worker.terminate()
+    );
+    return this.#closed;
+  }
+
+  #call(body: Body<WriterRequest>): Promise<unknown> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ ...body, id } as WriterRequest);
+    });
+  }
+
+  #settle(response: WriterResponse): void {
+    const pending = this.#pending.get(response.id);
+    if (!pending) return;
+    this.#pending.delete(response.id);
+    if (response.ok) {
+      this.#lastSeq = response.seq;
+      pending.resolve(response.value);
+    } else {
+      pending.reject(new WriterError(response.message, response.errcode));
+    }
+  }
+}

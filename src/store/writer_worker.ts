@@ -1,0 +1,81 @@
+/**
+ * The writer thread: owns the write connection to `telemetry.db` and runs the
+ * ingest transactions and retention there, so that SQLite's work overlaps
+ * with decoding the next requests on the main thread. Requests are handled
+ * one at a time, in the order they were sent.
+ *
+ * @module
+ */
+/// <reference lib="deno.worker" />
+import type { TelemetryEvent } from "../ingest/types.ts";
+import { Retention, type RetentionOptions } from "./retention.ts";
+import { openDatabase } from "./sqlite.ts";
+import { type Sender, TelemetryWriter } from "./telemetry_writer.ts";
+
+/** Messages to the writer thread. */
+export type WriterRequest =
+  | { id: number; op: "open"; path: string; redactSecrets: boolean; retention: RetentionOptions }
+  | { id: number; op: "ingest"; sender: Sender; events: TelemetryEvent[] }
+  | { id: number; op: "probe" }
+  | { id: number; op: "retention"; now: number }
+  | { id: number; op: "close" };
+
+/** Answers from the writer thread; errors keep SQLite's code and message. */
+export type WriterResponse =
+  | { id: number; ok: true; value: unknown; seq: number }
+  | { id: number; ok: false; message: string; errcode?: number };
+
+let db: ReturnType<typeof openDatabase> | null = null;
+let writer: TelemetryWriter | null = null;
+let retention: Retention | null = null;
+
+async function handle(request: WriterRequest): Promise<unknown> {
+  switch (request.op) {
+    case "open":
+      db = openDatabase(request.path);
+      // Checkpoints run on the checkpointer thread, not in COMMIT.
+      db.exec("PRAGMA wal_autocheckpoint = 0");
+      writer = new TelemetryWriter(db, { redactSecrets: request.redactSecrets });
+      retention = new Retention(db, request.path, request.retention);
+      return null;
+    case "ingest":
+      return writer!.ingest(request.sender, request.events);
+    case "probe":
+      return writer!.probe();
+    case "retention":
+      return await retention!.run(request.now);
+    case "close":
+      if (db?.isOpen) {
+        try {
+          db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch {
+          // A reader still holds the WAL: the next start checkpoints it.
+        }
+        db.close();
+      }
+      return null;
+  }
+}
+
+let queue: Promise<void> = Promise.resolve();
+
+self.onmessage = (message: MessageEvent<WriterRequest>) => {
+  const request = message.data;
+  queue = queue.then(async () => {
+    let response: WriterResponse;
+    try {
+      const value = await handle(request);
+      response = { id: request.id, ok: true, value, seq: writer?.currentSeq() ?? 0 };
+    } catch (error) {
+      response = {
+        id: request.id,
+        ok: false,
+        message: error instanceof Error ? error.message : String(error),
+        ...(typeof (error as { errcode?: unknown })?.errcode === "number"
+          ? { errcode: (error as { errcode: number }).errcode }
+          : {}),
+      };
+    }
+    self.postMessage(response);
+  });
+};
