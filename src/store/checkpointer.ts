@@ -1,7 +1,8 @@
 /**
  * Runs WAL checkpoints of `telemetry.db` on a thread of their own, every
  * `intervalMs`, instead of SQLite's automatic checkpoint inside the writer's
- * COMMIT (which the writer turns off). One checkpoint at a time.
+ * COMMIT (which the writer turns off). One checkpoint at a time; a thread
+ * that fails is replaced and never leaves a caller waiting.
  *
  * @module
  */
@@ -14,6 +15,7 @@ export class Checkpointer {
   #worker: Worker;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running: Promise<void> | null = null;
+  #finish: (() => void) | null = null;
   #stopped = false;
 
   constructor(path: string, intervalMs: number) {
@@ -26,12 +28,12 @@ export class Checkpointer {
   /** Runs one checkpoint now (or joins the running one). */
   checkpoint(): Promise<void> {
     this.#running ??= new Promise<void>((resolve) => {
-      this.#worker.onmessage = (message: MessageEvent<{ ok: boolean; error?: string }>) => {
-        if (!message.data.ok) log("warn", "WAL checkpoint failed", { error: message.data.error });
-        resolve();
-      };
+      this.#finish = resolve;
       this.#worker.postMessage({ path: this.#path });
-    }).finally(() => this.#running = null);
+    }).finally(() => {
+      this.#running = null;
+      this.#finish = null;
+    });
     return this.#running;
   }
 
@@ -47,10 +49,15 @@ export class Checkpointer {
     const worker = new Worker(new URL("./checkpoint_worker.ts", import.meta.url), {
       type: "module",
     });
+    worker.onmessage = (message: MessageEvent<{ ok: boolean; error?: string }>) => {
+      if (!message.data.ok) log("warn", "WAL checkpoint failed", { error: message.data.error });
+      this.#finish?.();
+    };
     worker.onerror = (event) => {
       event.preventDefault();
       log("warn", "WAL checkpointer thread failed; restarting it", { error: event.message });
       worker.terminate();
+      this.#finish?.();
       if (!this.#stopped) this.#worker = this.#spawn();
     };
     return worker;

@@ -5,6 +5,7 @@
  * @module
  */
 import type { TelemetryEvent } from "../ingest/types.ts";
+import { log } from "../log.ts";
 import type { RetentionOptions, RetentionResult } from "./retention.ts";
 import type { IngestSummary, Sender } from "./telemetry_writer.ts";
 import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
@@ -29,13 +30,17 @@ export class WriterThread {
   #nextId = 1;
   #lastSeq = 0;
   #closed: Promise<void> | null = null;
+  /** Set once the thread died: every later call fails at once instead of waiting forever. */
+  #failure: string | null = null;
 
   private constructor() {
     this.#worker = new Worker(new URL("./writer_worker.ts", import.meta.url), { type: "module" });
     this.#worker.onmessage = (message: MessageEvent<WriterResponse>) => this.#settle(message.data);
     this.#worker.onerror = (event) => {
       event.preventDefault();
-      for (const pending of this.#pending.values()) pending.reject(new WriterError(event.message));
+      this.#failure = `Writer thread stopped: ${event.message}`;
+      log("error", "writer thread stopped", { error: event.message });
+      for (const pending of this.#pending.values()) pending.reject(new WriterError(this.#failure));
       this.#pending.clear();
     };
   }
@@ -79,6 +84,7 @@ export class WriterThread {
   }
 
   #call(body: Body<WriterRequest>): Promise<unknown> {
+    if (this.#failure !== null) return Promise.reject(new WriterError(this.#failure));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });

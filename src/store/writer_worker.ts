@@ -76,6 +76,10 @@ self.onmessage = (message: MessageEvent<WriterRequest>) => {
           : {}),
       };
     }
-    self.postMessage(response);
+    try {
+      self.postMessage(response);
+    } catch (error) {
+      self.postMessage({ id: request.id, ok: false, message: `Unsendable answer: ${error}` });
+    }
   });
 };
