@@ -32,6 +32,12 @@ import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { openDatabase } from "../store/sqlite.ts";
 
 /** Raised whenever the replica's tables or meta rows change shape. */
+/**
+ * DuckDB's defaults take 80% of the machine's memory and every core; the
+ * replica shares a small VM with SQLite and the HTTP server.
+ */
+const DUCKDB_SETTINGS = { memory_limit: "512MB", threads: "2" };
+
 export const REPLICA_SCHEMA_VERSION = 1;
 
 /** Most tool calls (and most model calls) copied per chunk. */
@@ -198,7 +204,7 @@ export class Replica {
         });
       }
       await removeReplicaFiles(options.path);
-      const instance = await DuckDBInstance.create(options.path);
+      const instance = await DuckDBInstance.create(options.path, DUCKDB_SETTINGS);
       let connection: DuckDBConnection | null = null;
       try {
         connection = await instance.connect();
@@ -497,7 +503,7 @@ async function openExisting(path: string, sourceSeq: number): Promise<Existing> 
   }
   let instance: DuckDBInstance;
   try {
-    instance = await DuckDBInstance.create(path);
+    instance = await DuckDBInstance.create(path, DUCKDB_SETTINGS);
   } catch (error) {
     // Another process (a second server on the same data directory) holds it:
     // deleting the file would pull it from under that process.
