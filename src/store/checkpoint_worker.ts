@@ -13,7 +13,7 @@ let db: ReturnType<typeof openDatabase> | null = null;
 
 self.onmessage = (message: MessageEvent<{ path: string }>) => {
   try {
-    db ??= openDatabase(message.data.path);
+    db ??= openDatabase(message.data.path, { cacheMiB: 1 });
     db.exec("PRAGMA wal_checkpoint(PASSIVE)");
     self.postMessage({ ok: true });
   } catch (error) {

@@ -27,7 +27,7 @@ self.onmessage = (message: MessageEvent<ReadRequest>) => {
   const request = message.data;
   let response: ReadResponse;
   try {
-    db ??= openDatabase(request.path, { readOnly: true });
+    db ??= openDatabase(request.path, { readOnly: true, cacheMiB: 32 });
     db.exec("BEGIN");
     try {
       const results = request.statements.map(({ sql, params }) =>

@@ -20,6 +20,8 @@ export interface OpenOptions {
   /** Milliseconds a writer waits for another writer before SQLITE_BUSY. */
   busyTimeoutMs?: number;
   readOnly?: boolean;
+  /** Page cache of this connection in MiB (default 8); the writer's wants the most. */
+  cacheMiB?: number;
 }
 
 /** Opens (creating when missing) a SQLite file with the service's pragmas. */
@@ -37,7 +39,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): DatabaseS
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA temp_store = MEMORY");
-  db.exec("PRAGMA cache_size = -65536");
+  db.exec(`PRAGMA cache_size = -${Math.round((options.cacheMiB ?? 8) * 1024)}`);
   return db;
 }
 

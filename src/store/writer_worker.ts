@@ -32,7 +32,7 @@ let retention: Retention | null = null;
 async function handle(request: WriterRequest): Promise<unknown> {
   switch (request.op) {
     case "open":
-      db = openDatabase(request.path);
+      db = openDatabase(request.path, { cacheMiB: 128 });
       // Checkpoints run on the checkpointer thread, not in COMMIT.
       db.exec("PRAGMA wal_autocheckpoint = 0");
       writer = new TelemetryWriter(db, { redactSecrets: request.redactSecrets });
