@@ -44,6 +44,20 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
       ["outcome", { outcome: "error" }],
       ["actor", { actor: "act_1" }],
     ];
+    await t.step(
+      "filtered sessions read through the filter's index, then one lookup per session",
+      () => {
+        const byActor = plan(db, sessionsPage("org", { actor: "act_1" }, null, 50));
+        assert.match(byActor, /SEARCH tool_calls USING INDEX tool_calls_by_actor/, byActor);
+        assert.match(
+          byActor,
+          /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/,
+          byActor,
+        );
+        const byTime = plan(db, sessionsPage("org", { after: 1 }, cursor, 50));
+        assert.match(byTime, /SEARCH tool_calls USING INDEX tool_calls_by_time/, byTime);
+      },
+    );
     await t.step("retention and the agents facet walk an index too", () => {
       const retention = parseNamedSql(retentionSql);
       for (
