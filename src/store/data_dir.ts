@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { Checkpointer } from "./checkpointer.ts";
 import { KeyStore } from "./keys.ts";
 import { telemetryMigrations } from "./migrations.ts";
 import type { RetentionOptions } from "./retention.ts";
@@ -99,13 +98,11 @@ export async function openDataDir(dir: string, options: DataDirOptions): Promise
     redactSecrets: options.redactSecrets,
     retention: options.retention ?? DEFAULT_RETENTION,
   });
-  const checkpointer = new Checkpointer(paths.telemetry, 250);
   return {
     keys,
     writer,
     telemetryPath: paths.telemetry,
     async close() {
-      await checkpointer.stop();
       await writer.close();
       keys.close();
     },

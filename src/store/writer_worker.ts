@@ -33,8 +33,10 @@ async function handle(request: WriterRequest): Promise<unknown> {
   switch (request.op) {
     case "open":
       db = openDatabase(request.path, { cacheMiB: 128 });
-      // Checkpoints run on the checkpointer thread, not in COMMIT.
-      db.exec("PRAGMA wal_autocheckpoint = 0");
+      // Checkpoint after a COMMIT once the WAL holds 16 MiB: this thread is not
+      // the event loop, and only the writer's own checkpoint, run before its
+      // next transaction, lets the WAL start over instead of growing.
+      db.exec("PRAGMA wal_autocheckpoint = 4096");
       writer = new TelemetryWriter(db, { redactSecrets: request.redactSecrets });
       retention = new Retention(db, request.path, request.retention);
       return null;
