@@ -1,400 +1,181 @@
 /**
  * The benchmark: builds a data directory of realistic telemetry through the
- * real ingest path, then measures the running server over HTTP from this
- * separate process, and prints a Markdown table (also written to
- * `.bench/bench-<calls>.md`).
+ * real ingest path, starts the real server (`main.ts serve`, a child process
+ * on loopback), measures it over HTTP from this separate process, and prints
+ * a Markdown report (also written to `.bench/bench-<calls>.md`).
  *
- * `deno task bench [--calls N] [--quick]` — N tool calls (default
- * 1,000,000); `--quick` is a 100k smoke run that fails only on errors.
+ * ```sh
+ * deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
+ *                 [--concurrency N] [--sqlite-runs N]
+ * ```
+ *
+ * - `--calls N`: tool calls to ingest (default 1,000,000).
+ * - `--quick`: 100,000 calls and few samples — the CI smoke run. Like every
+ *   run, it fails (non-zero exit) only on errors, never on timing.
+ * - `--keep DIR`: build the data directory in DIR (new or empty) and keep it.
+ * - `--reuse DIR`: skip ingest and measure a directory an earlier `--keep`
+ *   run built; that run's ingest figures are carried over and marked.
+ * - `--concurrency N`: ingest requests in flight (default 4).
+ * - `--sqlite-runs N`: runs of each SQLite insight baseline (default 5, 1
+ *   above 2M calls, 2 with `--quick`).
+ *
+ * Phases: ingest (JSON and protobuf chunks alternating, bodies pre-encoded
+ * with the clock stopped), replica catch-up, lists, details, insights over
+ * HTTP, footprint, start-up, then in-process: replica rebuild, DuckDB vs
+ * SQLite insights, detection. The temporary directory and the server are
+ * removed/stopped on success, error and SIGINT/SIGTERM alike.
  *
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import {
+  type Analytics,
   INSIGHT_NAMES,
+  type InsightName,
   insightWindow,
   openAnalytics,
   runSqliteInsight,
+  type WindowName,
 } from "../src/analytics/mod.ts";
 import { detectToolCall } from "../src/detect/mod.ts";
+import { mapRecord } from "../src/ingest/agents/mod.ts";
+import { decodeExport } from "../src/ingest/otlp/mod.ts";
+import type { ToolCallEvent } from "../src/ingest/types.ts";
 import { openKeyStore } from "../src/store/data_dir.ts";
 import { encodeJson, generateExports } from "./gen.ts";
-import { type JsonLogsRequest, protobufLogs } from "./otlp_protobuf.ts";
+import { ingest, type IngestResult } from "./_bench_ingest.ts";
+import {
+  bytes,
+  describeRun,
+  type Figure,
+  getJson,
+  int,
+  latencyRun,
+  ms,
+  percentile,
+  Report,
+  timedGet,
+  times,
+  verdict,
+} from "./_bench_measure.ts";
+import { BenchServer, killAllServers, OtherLoad, type RssSample, tail } from "./_bench_server.ts";
 
 const args = parseArgs({
   args: Deno.args,
   options: {
     calls: { type: "string" },
-    quick: { type: "boolean" },
+    quick: { type: "boolean", default: false },
     keep: { type: "string" },
+    reuse: { type: "string" },
+    concurrency: { type: "string", default: "4" },
+    "sqlite-runs": { type: "string" },
   },
 });
-const quick = args.values.quick ?? false;
-const targetCalls = Number(args.values.calls ?? (quick ? 100_000 : 1_000_000));
-const samples = quick ? 30 : 200;
-const rows: [string, string, string][] = [];
+const quick = args.values.quick;
+const reuseDir = args.values.reuse;
+const keepDir = args.values.keep;
+if (reuseDir && keepDir) usage("--keep and --reuse exclude each other");
+const requestedCalls = Number(args.values.calls ?? (quick ? 100_000 : 1_000_000));
+if (!Number.isSafeInteger(requestedCalls) || requestedCalls < 1_000) {
+  usage("--calls takes an integer of at least 1000");
+}
+const ingestConcurrency = Number(args.values.concurrency);
+if (!Number.isSafeInteger(ingestConcurrency) || ingestConcurrency < 1) {
+  usage("--concurrency takes a positive integer");
+}
 
-function record(section: string, figure: string, value: string) {
-  rows.push([section, figure, value]);
+/** Sample counts and time budgets: small for the smoke run. */
+const budget = quick
+  ? {
+    listSamples: 40,
+    listConcurrentSamples: 64,
+    listBudgetMs: 3_000,
+    pageSamples: 30,
+    detailSamples: 40,
+    insightRuns: 5,
+    sqliteRuns: 2,
+    startups: 2,
+    detectionMs: 500,
+  }
+  : {
+    listSamples: 300,
+    listConcurrentSamples: 480,
+    listBudgetMs: 20_000,
+    pageSamples: 200,
+    detailSamples: 300,
+    insightRuns: 20,
+    sqliteRuns: requestedCalls > 2_000_000 ? 1 : 5,
+    startups: 3,
+    detectionMs: 3_000,
+  };
+if (args.values["sqlite-runs"] !== undefined) {
+  budget.sqliteRuns = Number(args.values["sqlite-runs"]);
+}
+
+const GENERATOR = { days: 100, seed: 7, callsPerActor: 12_000 };
+const WINDOWS: readonly WindowName[] = ["7d", "30d", "90d"];
+const DAY = 86_400_000;
+
+const report = new Report();
+const notes: string[] = [];
+/** Extra Markdown sections after the main table. */
+const sections: string[] = [];
+
+function usage(message: string): never {
   // deno-lint-ignore no-console
-  console.log(`${section} | ${figure} | ${value}`);
+  console.error(`bench: ${message}`);
+  Deno.exit(2);
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+function progress(line: string): void {
+  // deno-lint-ignore no-console
+  console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 }
 
-const ms = (value: number) => `${value.toFixed(2)} ms`;
-const int = (value: number) => Math.round(value).toLocaleString("en-US");
+// ----------------------------------------------------------------------- data directory
 
-// --- data directory and server --------------------------------------------------------------
-
-const dir = args.values.keep ?? await Deno.makeTempDir({ prefix: "agent-telemetry-bench-" });
-const keys = openKeyStore(dir);
-const org = keys.createOrg("Bench");
-const member = keys.addMember(org.id, "bench@example.com");
-const apiKey = keys.createKey(org.id, member.id, "bench").key;
-const actorsPerBatch = 50;
-const callsPer50Actors = 600_000;
-const actorCount = Math.max(1, Math.ceil((targetCalls / callsPer50Actors) * actorsPerBatch));
-const ingestKeys = Array.from(
-  { length: actorCount },
-  (_, i) => keys.createActor(org.id, `a${i}`).ingest_key,
-);
-keys.close();
-
-interface Server {
-  child: Deno.ChildProcess;
-  queryUrl: string;
-  ingestUrl: string;
-  startedMs: number;
+/** What `--keep` leaves in the directory for `--reuse`. */
+interface BenchMeta {
+  orgId: string;
+  apiKey: string;
+  actorIds: string[];
+  calls: number;
+  builtAt: string;
+  commit: string;
+  /** Ingest and catch-up figures of the building run. */
+  figures: Figure[];
 }
 
-async function startServer(): Promise<Server> {
-  const started = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      new URL("../main.ts", import.meta.url).pathname,
-      "serve",
-      "--data",
-      dir,
-      "--listen",
-      "127.0.0.1:0",
-      "--ingest-listen",
-      "127.0.0.1:0",
-      "--log-level",
-      "error",
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!out.includes("OTLP ingest listening on")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`Server exited: ${out}`);
-    out += value;
-  }
-  reader.releaseLock();
-  const queryUrl = /query API listening on (\S+)/.exec(out)![1]!;
-  const ingestUrl = /OTLP ingest listening on (\S+)/.exec(out)![1]!;
-  const ping = await fetch(`${queryUrl}/v1/ping`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-  });
-  await ping.body?.cancel();
-  return { child, queryUrl, ingestUrl, startedMs: performance.now() - started };
-}
+const META_FILE = "bench-meta.json";
 
-async function stopServer(server: Server): Promise<number> {
-  const status = await Deno.readTextFile(`/proc/${server.child.pid}/status`).catch(() => "");
-  const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  server.child.kill("SIGTERM");
-  await server.child.status;
-  await server.child.stdout.cancel().catch(() => {});
-  return peakKb * 1024;
-}
-
-// --- ingest ---------------------------------------------------------------------------------
-
-async function ingest(server: Server): Promise<void> {
-  const half = Math.floor(targetCalls / 2);
-  const phases = { json: { calls: 0, ms: 0, bytes: 0 }, protobuf: { calls: 0, ms: 0, bytes: 0 } };
-  let sent = 0;
-  const inFlight = new Set<Promise<void>>();
-  let phaseStart = performance.now();
-  let phase: "json" | "protobuf" = "json";
-  const generator = generateExports({
-    actors: actorCount,
-    days: 100,
-    seed: 7,
-    now: new Date(),
-    batchRecords: 512,
-  });
-  for (const batch of generator) {
-    if (sent >= targetCalls) break;
-    if (phase === "json" && sent >= half) {
-      await Promise.all(inFlight);
-      phases.json.ms = performance.now() - phaseStart;
-      phase = "protobuf";
-      phaseStart = performance.now();
-    }
-    const body = phase === "json"
-      ? encodeJson(batch.body)
-      : protobufLogs(batch.body as JsonLogsRequest);
-    phases[phase].bytes += body.length;
-    phases[phase].calls += batch.toolCalls;
-    sent += batch.toolCalls;
-    const request = fetch(`${server.ingestUrl}/v1/logs`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${ingestKeys[batch.actor]}`,
-        "content-type": phase === "json" ? "application/json" : "application/x-protobuf",
-      },
-      body: body as Uint8Array<ArrayBuffer>,
-    }).then(async (response) => {
-      if (response.status !== 200) {
-        throw new Error(`Ingest failed: ${response.status} ${await response.text()}`);
-      }
-      await response.body?.cancel();
-    });
-    const tracked = request.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-    if (inFlight.size >= 4) await Promise.race(inFlight);
-  }
-  await Promise.all(inFlight);
-  phases[phase].ms = performance.now() - phaseStart;
-  record("Ingest", "tool calls ingested", int(sent));
-  for (const name of ["json", "protobuf"] as const) {
-    const p = phases[name];
-    record(
-      "Ingest",
-      `${name === "json" ? "JSON" : "protobuf"} /v1/logs, batches of 512 records, detection on`,
-      `${int((p.calls / p.ms) * 1000)} tool calls/s (${int(p.calls)} calls, ${
-        (p.ms / 1000).toFixed(1)
-      } s)`,
-    );
-  }
-}
-
-// --- HTTP latency -----------------------------------------------------------------------------
-
-async function timedGet(url: string): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
-  const body = await response.text();
-  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${body}`);
-  return performance.now() - started;
-}
-
-async function latency(section: string, name: string, urls: () => string) {
-  for (let i = 0; i < 5; i++) await timedGet(urls());
-  const sequential: number[] = [];
-  for (let i = 0; i < samples; i++) sequential.push(await timedGet(urls()));
-  record(
-    section,
-    `${name}, concurrency 1`,
-    `p50 ${ms(percentile(sequential, 50))}, p99 ${ms(percentile(sequential, 99))}, ${
-      int(1000 / (sequential.reduce((a, b) => a + b) / sequential.length))
-    } req/s`,
-  );
-  const started = performance.now();
-  const concurrent: number[] = [];
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    for (let i = 0; i < samples / 4; i++) concurrent.push(await timedGet(urls()));
-  }));
-  const seconds = (performance.now() - started) / 1000;
-  record(
-    section,
-    `${name}, concurrency 16`,
-    `p50 ${ms(percentile(concurrent, 50))}, p99 ${ms(percentile(concurrent, 99))}, ${
-      int(concurrent.length / seconds)
-    } req/s`,
-  );
-}
-
-async function getJson(server: Server, path: string) {
-  const response = await fetch(`${server.queryUrl}${path}`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-  });
-  return await response.json();
-}
-
-async function lists(server: Server) {
-  const base = server.queryUrl;
-  const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString();
-  await latency("Lists", "/v1/sessions", () => `${base}/v1/sessions`);
-  await latency(
-    "Lists",
-    "/v1/sessions?after=(7 days ago)&limit=50",
-    () => `${base}/v1/sessions?after=${weekAgo}`,
-  );
-  await latency("Lists", "/v1/tool-calls", () => `${base}/v1/tool-calls`);
-  await latency(
-    "Lists",
-    "/v1/tool-calls?tool_name=Bash&outcome=error",
-    () => `${base}/v1/tool-calls?tool_name=Bash&outcome=error`,
-  );
-  // Page 1 against page 1,000 of the same walk (limit 50).
-  const cursors: string[] = [];
-  let cursor: string | undefined;
-  for (let page = 1; page < 1000; page++) {
-    const body = await getJson(
-      server,
-      `/v1/tool-calls?limit=50${cursor ? `&cursor=${cursor}` : ""}`,
-    );
-    cursor = body.next_cursor;
-    if (!cursor) break;
-    cursors.push(cursor);
-  }
-  const last = cursors.at(-1);
-  const first: number[] = [];
-  const deep: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    first.push(await timedGet(`${base}/v1/tool-calls?limit=50`));
-    if (last) deep.push(await timedGet(`${base}/v1/tool-calls?limit=50&cursor=${last}`));
-  }
-  record(
-    "Lists",
-    "/v1/tool-calls page 1 (limit 50)",
-    `p50 ${ms(percentile(first, 50))}, p99 ${ms(percentile(first, 99))}`,
-  );
-  if (last) {
-    record(
-      "Lists",
-      `/v1/tool-calls page ${cursors.length + 1} of the same walk`,
-      `p50 ${ms(percentile(deep, 50))}, p99 ${ms(percentile(deep, 99))} (${
-        (percentile(deep, 50) / percentile(first, 50)).toFixed(2)
-      }× page 1)`,
-    );
-  }
-}
-
-async function details(server: Server) {
-  const sessions = (await getJson(server, "/v1/sessions?limit=500")).data.map((
-    s: { session_id: string },
-  ) => s.session_id);
-  const calls = (await getJson(server, "/v1/tool-calls?limit=500")).data.map((c: { id: string }) =>
-    c.id
-  );
-  let i = 0;
-  await latency(
-    "Details",
-    "/v1/sessions/{id}",
-    () => `${server.queryUrl}/v1/sessions/${encodeURIComponent(sessions[i++ % sessions.length])}`,
-  );
-  await latency(
-    "Details",
-    "/v1/tool-calls/{id}",
-    () => `${server.queryUrl}/v1/tool-calls/${calls[i++ % calls.length]}`,
-  );
-}
-
-// --- insights ---------------------------------------------------------------------------------
-
-async function insights(server: Server) {
-  const runs = quick ? 5 : 15;
-  const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+async function isEmptyDir(path: string): Promise<boolean> {
   try {
-    for (const name of INSIGHT_NAMES) {
-      for (const window of ["7d", "30d", "90d"] as const) {
-        const url = `${server.queryUrl}/v1/insights/${name}?window=${window}`;
-        await timedGet(url);
-        const duck: number[] = [];
-        for (let i = 0; i < runs; i++) duck.push(await timedGet(url));
-        const lite: number[] = [];
-        for (let i = 0; i < Math.max(3, Math.floor(runs / 3)); i++) {
-          const started = performance.now();
-          runSqliteInsight(db, name, org.id, insightWindow(window, "daily", Date.now()));
-          lite.push(performance.now() - started);
-        }
-        const d = percentile(duck, 50);
-        const s = percentile(lite, 50);
-        record(
-          "Insights",
-          `/v1/insights/${name} ${window}`,
-          `DuckDB p50 ${ms(d)} over HTTP; SQLite ${ms(s)} in-process; ${
-            (s / d).toFixed(1)
-          }× faster`,
-        );
-      }
-    }
+    for await (const _ of Deno.readDir(path)) return false;
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return true;
+    throw error;
+  }
+}
+
+function createKeys(dir: string, actors: number) {
+  const keys = openKeyStore(dir);
+  try {
+    const org = keys.createOrg("Bench");
+    const member = keys.addMember(org.id, "bench@example.com");
+    const apiKey = keys.createKey(org.id, member.id, "bench").key;
+    const created = Array.from({ length: actors }, (_, i) => keys.createActor(org.id, `a${i}`));
+    return {
+      orgId: org.id,
+      apiKey,
+      actorIds: created.map((a) => a.actor_id),
+      ingestKeys: created.map((a) => a.ingest_key),
+    };
   } finally {
-    db.close();
+    keys.close();
   }
 }
-
-async function replicaRebuild() {
-  await Deno.remove(`${dir}/analytics.duckdb`).catch(() => {});
-  await Deno.remove(`${dir}/analytics.duckdb.wal`).catch(() => {});
-  const started = performance.now();
-  const analytics = await openAnalytics({
-    path: `${dir}/analytics.duckdb`,
-    telemetryPath: `${dir}/telemetry.db`,
-    timeoutMs: 600_000,
-    quiet: true,
-  });
-  await analytics.ready;
-  const seconds = (performance.now() - started) / 1000;
-  const copied = analytics.lastCatchUp;
-  await analytics.close();
-  const rowsCopied = copied ? Object.values(copied).find((v) => typeof v === "number" && v > 0) : 0;
-  record(
-    "Replica",
-    "SQLite → DuckDB rebuild of the whole replica",
-    `${seconds.toFixed(1)} s (${JSON.stringify(copied)}; ${rowsCopied ? "" : ""})`,
-  );
-}
-
-function detectionCost() {
-  const inputs: Parameters<typeof detectToolCall>[0][] = [];
-  for (
-    const batch of generateExports({
-      actors: 3,
-      days: 5,
-      seed: 11,
-      now: new Date(),
-      batchRecords: 512,
-    })
-  ) {
-    for (const resource of (batch.body as JsonLogsRequest).resourceLogs) {
-      for (const scope of resource.scopeLogs) {
-        for (const record of scope.logRecords) {
-          const attrs = Object.fromEntries(
-            (record.attributes ?? []).map((kv) => [kv.key, kv.value?.stringValue]),
-          );
-          const name = attrs["tool_name"] ?? attrs["function_name"];
-          if (!name) continue;
-          inputs.push({
-            toolName: name,
-            toolType: name.startsWith("mcp__") ? "mcp" : "builtin",
-            category: "other",
-            ...(attrs["tool_input"] ? { arguments: attrs["tool_input"] } : {}),
-            ...(attrs["arguments"] ? { arguments: attrs["arguments"] } : {}),
-            ...(attrs["output"] ? { result: attrs["output"] } : {}),
-          });
-        }
-      }
-    }
-  }
-  for (const input of inputs.slice(0, 2000)) detectToolCall(input, { redact: true });
-  const started = performance.now();
-  let n = 0;
-  while (performance.now() - started < 2000) {
-    for (const input of inputs) detectToolCall(input, { redact: true });
-    n += inputs.length;
-  }
-  record(
-    "Detection",
-    "detectToolCall per generated tool call (in-process)",
-    `${(((performance.now() - started) * 1000) / n).toFixed(2)} µs`,
-  );
-}
-
-// --- footprint ------------------------------------------------------------------------------
 
 function fileBytes(path: string): number {
   let total = 0;
@@ -408,71 +189,868 @@ function fileBytes(path: string): number {
   return total;
 }
 
-// --- run --------------------------------------------------------------------------------------
-
-const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.+)/)?.[1] ??
-  "unknown";
-const memGiB =
-  Number(/MemTotal:\s+(\d+)/.exec(await Deno.readTextFile("/proc/meminfo"))?.[1] ?? 0) / 1024 /
-  1024;
-record("Machine", "CPU", `${navigator.hardwareConcurrency} × ${cpu}`);
-record("Machine", "memory", `${memGiB.toFixed(1)} GiB`);
-
-let server = await startServer();
-try {
-  await ingest(server);
-  const catchUpStarted = performance.now();
-  await timedGet(`${server.queryUrl}/v1/insights/activity?window=90d`);
-  record(
-    "Replica",
-    "first insight after ingest (catch-up of every row included)",
-    ms(performance.now() - catchUpStarted),
-  );
-  await lists(server);
-  await details(server);
-  await insights(server);
-} finally {
-  const peak = await stopServer(server);
-  record(
-    "Footprint",
-    "server peak RSS (VmHWM) during ingest and queries",
-    `${(peak / 1024 / 1024).toFixed(0)} MiB`,
+function readSeq(db: DatabaseSync): number {
+  return Number(
+    (db.prepare("SELECT value FROM counters WHERE name = 'seq'").get() as {
+      value: number;
+    }).value,
   );
 }
-const sqliteBytes = fileBytes(`${dir}/telemetry.db`);
-const duckBytes = fileBytes(`${dir}/analytics.duckdb`);
-record(
-  "Footprint",
-  "telemetry.db bytes per tool call",
-  `${(sqliteBytes / targetCalls).toFixed(0)} B (${(sqliteBytes / 2 ** 20).toFixed(0)} MiB)`,
-);
-record(
-  "Footprint",
-  "analytics.duckdb bytes per tool call",
-  `${(duckBytes / targetCalls).toFixed(0)} B (${(duckBytes / 2 ** 20).toFixed(0)} MiB)`,
-);
-server = await startServer();
-record(
-  "Footprint",
-  "start-up to the first answered /v1/ping on this directory",
-  ms(server.startedMs),
-);
-await stopServer(server);
-await replicaRebuild();
-detectionCost();
 
-const table = [
-  `# Benchmark: ${int(targetCalls)} tool calls${quick ? " (quick)" : ""}`,
-  "",
-  `${new Date().toISOString()}, \`deno task bench --calls ${targetCalls}\``,
-  "",
-  "| Area | Figure | Value |",
-  "|---|---|---|",
-  ...rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`),
-  "",
-].join("\n");
-await Deno.mkdir(".bench", { recursive: true });
-await Deno.writeTextFile(`.bench/bench-${targetCalls}.md`, table);
-if (!args.values.keep) await Deno.remove(dir, { recursive: true });
-// deno-lint-ignore no-console
-console.log(`\n${table}`);
+/** Rows a catch-up copies for seqs in (lo, hi]: the four replicated tables and tombstones. */
+function rowsInSeqRange(db: DatabaseSync, lo: number, hi: number): number {
+  let rows = 0;
+  for (const table of ["tool_calls", "model_calls", "risk_flags", "domain_hits", "tombstones"]) {
+    rows += Number(
+      (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE seq > ? AND seq <= ?`).get(lo, hi) as {
+        n: number;
+      }).n,
+    );
+  }
+  return rows;
+}
+
+// ----------------------------------------------------------------------------- phases
+
+async function ingestPhase(
+  server: BenchServer,
+  db: () => DatabaseSync,
+  keys: { ingestKeys: string[] },
+  targetCalls: number,
+  actors: number,
+  now: Date,
+): Promise<IngestResult> {
+  const chunkCalls = Math.min(50_000, Math.max(5_000, Math.round(targetCalls / 20)));
+  let seqBefore = 0;
+  let catchUpNote = "";
+  const result = await ingest({
+    server,
+    ingestKeys: keys.ingestKeys,
+    targetCalls,
+    actors,
+    days: GENERATOR.days,
+    seed: GENERATOR.seed,
+    now,
+    chunkCalls,
+    concurrency: ingestConcurrency,
+    progress,
+    beforeLastChunk: async () => {
+      // The first insight catches the empty replica up with everything so far.
+      peaks.ingest = await server.peakRss();
+      await server.resetPeakRss();
+      seqBefore = readSeq(db());
+      progress(`replica catch-up of every row so far (seq ${int(seqBefore)})`);
+      catchUpNote = await fullCatchUp(server, seqBefore);
+      peaks.catchUp = await server.peakRss();
+      await server.resetPeakRss();
+    },
+  });
+  const stored = Number(
+    (db().prepare("SELECT count(*) AS n FROM tool_calls").get() as { n: number }).n,
+  );
+  if (stored !== result.calls) {
+    throw new Error(`Sent ${result.calls} tool calls but tool_calls holds ${stored}`);
+  }
+  for (const encoding of ["json", "protobuf"] as const) {
+    const s = result[encoding];
+    const rate = (s.calls / s.ms) * 1000;
+    const goal = encoding === "json" ? 30_000 : 50_000;
+    report.add(
+      "Ingest",
+      `${
+        encoding === "json" ? "JSON" : "protobuf"
+      } POST /v1/logs, 512 records per request, detection on`,
+      `${int(rate)} tool calls/s (${int(s.calls)} calls in ${int(s.requests)} requests, ${
+        (s.ms / 1000).toFixed(1)
+      } s; ${int(s.bytes / s.calls)} B/call${s.partial > 0 ? `; ${s.partial} partial` : ""})`,
+      { text: `≥ ${int(goal)}/s`, met: rate >= goal },
+    );
+  }
+  const both = result.json.ms + result.protobuf.ms;
+  const tenth = (from: number, to: number) => {
+    const chunks = result.chunks.filter((c) => c.before >= from && c.before < to);
+    const calls = chunks.reduce((s, c) => s + c.calls, 0);
+    return (calls / chunks.reduce((s, c) => s + c.ms, 0)) * 1000;
+  };
+  report.add(
+    "Ingest",
+    "rate over the first vs the last 10% of calls (both encodings)",
+    `${int(tenth(0, targetCalls * 0.1))} → ${int(tenth(targetCalls * 0.9, Infinity))} tool calls/s`,
+  );
+  const cpu = (s: IngestResult["json"]) => (s.serverCpuMs * 1000) / s.calls;
+  report.add(
+    "Ingest",
+    "server CPU per tool call while ingesting (all threads)",
+    `JSON ${cpu(result.json).toFixed(0)} µs, protobuf ${cpu(result.protobuf).toFixed(0)} µs; ${
+      ((result.json.serverCpuMs + result.protobuf.serverCpuMs) / both).toFixed(2)
+    } cores busy`,
+  );
+  report.add(
+    "Ingest",
+    "bench process CPU per tool call while sending (HTTP client)",
+    `${
+      (((result.json.clientCpuMs + result.protobuf.clientCpuMs) * 1000) / result.calls).toFixed(0)
+    } µs`,
+  );
+  const rate = (calls: number, msTaken: number) => `${int((calls / msTaken) * 1000)} calls/s`;
+  report.add(
+    "Ingest",
+    "body generation and encoding in the bench process (clock stopped, not in the rates above)",
+    `generate ${rate(result.calls, result.generateMs)}; encode JSON ${
+      rate(result.json.calls, result.encodeMs.json)
+    }, protobuf ${rate(result.protobuf.calls, result.encodeMs.protobuf)}`,
+  );
+  report.add("Ingest", "tool calls stored (SELECT count(*) FROM tool_calls)", int(stored));
+  if (catchUpNote) {
+    // Recorded here so the Replica rows follow the ingest rows.
+    report.add("Replica", "catch-up in the server: empty replica → all rows", catchUpNote);
+  }
+  // The last chunk arrived after that catch-up: the next insight copies just it.
+  const seqAfter = readSeq(db());
+  const rows = rowsInSeqRange(db(), seqBefore, seqAfter);
+  const last = result.chunks.at(-1)!;
+  const url = `${server.queryUrl}/v1/insights/activity?window=90d`;
+  const withCatchUp = await timedGet(url, apiKeyOf());
+  const without: number[] = [];
+  for (let i = 0; i < 5; i++) without.push(await timedGet(url, apiKeyOf()));
+  const catchUpMs = Math.max(0.001, withCatchUp - percentile(without, 50));
+  report.add(
+    "Replica",
+    `incremental catch-up in the server: the last chunk (${int(last.calls)} calls)`,
+    `${int(rows)} rows in ${ms(catchUpMs)} = ${
+      int((rows / catchUpMs) * 1000)
+    } rows/s (insight with catch-up ${ms(withCatchUp)} − without ${ms(percentile(without, 50))})`,
+  );
+  return result;
+}
+
+/** Server peak RSS by phase (VmHWM, reset between phases). */
+const peaks = { ingest: 0, catchUp: 0, queries: 0 };
+/** The largest sampled RSS of the server, split by kind, by phase. */
+const rssAtPeak: { ingest?: RssSample; queries?: RssSample } = {};
+let rssSampler: { stop(): Promise<RssSample> } | undefined;
+
+/** A latency run plus the server's own durations of its requests, from its request log. */
+async function measured(
+  server: BenchServer,
+  url: () => string,
+  apiKey: string,
+  options: Parameters<typeof latencyRun>[2],
+) {
+  const offset = await server.logOffset();
+  const run = await latencyRun(url, apiKey, options);
+  run.server = await server.loggedDurations(offset);
+  return run;
+}
+
+let currentApiKey = "";
+const apiKeyOf = () => currentApiKey;
+
+/** Triggers the first insight after ingest and waits until the replica holds every row. */
+async function fullCatchUp(server: BenchServer, seq: number): Promise<string> {
+  const logBefore = (await Deno.readTextFile(server.logPath)).length;
+  const started = performance.now();
+  const url = `${server.queryUrl}/v1/insights/activity?window=90d`;
+  const first = await fetch(url, { headers: { authorization: `Bearer ${apiKeyOf()}` } });
+  const firstText = await first.text();
+  let timedOut = "";
+  if (first.status !== 200) {
+    if (first.status !== 500) throw new Error(`GET ${url}: ${first.status} ${firstText}`);
+    // The catch-up outlived the query time limit; it goes on in the background.
+    timedOut = ` — the first insight request got 500 after ${
+      ms(performance.now() - started)
+    } (query time limit) while the catch-up went on`;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const metrics = await fetch(`${server.ingestUrl}/metrics`).then((r) => r.text());
+      const lag = Number(/^agent_telemetry_replica_lag_seq\S* (\d+)/m.exec(metrics)?.[1] ?? NaN);
+      if (lag === 0) break;
+      if (Number.isNaN(lag)) throw new Error("No replica lag in /metrics");
+      server.assertAlive();
+    }
+    await timedGet(url, apiKeyOf());
+  }
+  const answeredMs = performance.now() - started;
+  // The server logs its initial build: rows, ms and rows/s (the log file trails a little).
+  let line: string | undefined;
+  for (let wait = 0; wait < 40 && line === undefined; wait++) {
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const log = (await Deno.readTextFile(server.logPath)).slice(logBefore);
+    line = log.split("\n").find((l) => l.includes('"analytics replica: up to date"'));
+  }
+  if (line) {
+    const entry = JSON.parse(line) as { rows: number; ms: number; seq: number };
+    if (entry.seq !== seq) notes.push(`Replica catch-up logged seq ${entry.seq}, expected ${seq}.`);
+    return `${int(entry.rows)} rows in ${ms(entry.ms)} = ${
+      int((entry.rows / entry.ms) * 1000)
+    } rows/s (server log); first insight answered after ${ms(answeredMs)}${timedOut}`;
+  }
+  return `first insight (catch-up included) answered after ${ms(answeredMs)}${timedOut}`;
+}
+
+async function listPhase(
+  server: BenchServer,
+  apiKey: string,
+  actorId: string,
+  listTargets: boolean,
+) {
+  const base = server.queryUrl;
+  const iso = (daysAgo: number) =>
+    encodeURIComponent(new Date(Date.now() - daysAgo * DAY).toISOString());
+  const lists: [string, string][] = [
+    ["/v1/sessions", "/v1/sessions"],
+    ["/v1/sessions?after=(7 days ago)", `/v1/sessions?after=${iso(7)}`],
+    ["/v1/sessions?actor=(one actor)", `/v1/sessions?actor=${actorId}`],
+    ["/v1/tool-calls", "/v1/tool-calls"],
+    ["/v1/tool-calls?tool_name=Bash&outcome=error", "/v1/tool-calls?tool_name=Bash&outcome=error"],
+    ["/v1/tool-calls?outcome=rejected", "/v1/tool-calls?outcome=rejected"],
+    [
+      "/v1/tool-calls?after=(30 days ago)&before=(7 days ago)",
+      `/v1/tool-calls?after=${iso(30)}&before=${iso(7)}`,
+    ],
+  ];
+  for (const [name, path] of lists) {
+    progress(`list ${name}`);
+    for (let i = 0; i < 5; i++) await timedGet(`${base}${path}`, apiKey);
+    const one = await measured(server, () => `${base}${path}`, apiKey, {
+      concurrency: 1,
+      samples: budget.listSamples,
+      budgetMs: budget.listBudgetMs,
+    });
+    const p99 = percentile(one.samples, 99);
+    report.add(
+      "Lists",
+      `${name} (default limit), concurrency 1`,
+      describeRun(one),
+      listTargets ? { text: "p99 ≤ 10 ms (target at 10M)", met: p99 <= 10 } : undefined,
+    );
+    const sixteen = await measured(server, () => `${base}${path}`, apiKey, {
+      concurrency: 16,
+      samples: budget.listConcurrentSamples,
+      budgetMs: budget.listBudgetMs,
+    });
+    report.add("Lists", `${name} (default limit), concurrency 16`, describeRun(sixteen));
+  }
+  await pageWalk(server, apiKey, "/v1/tool-calls", 50, (row: { id: string }) => row.id);
+  await pageWalk(
+    server,
+    apiKey,
+    "/v1/sessions",
+    20,
+    (row: { session_id: string }) => row.session_id,
+  );
+}
+
+/** Page 1 against page 1,000 (or the deepest page there is) of one walk. */
+async function pageWalk<R>(
+  server: BenchServer,
+  apiKey: string,
+  path: string,
+  limit: number,
+  idOf: (row: R) => string,
+) {
+  progress(`page walk ${path}?limit=${limit}`);
+  let cursor: string | undefined;
+  let page = 1;
+  const seen = new Set<string>();
+  for (; page < 1000; page++) {
+    const body = await getJson<{ data: R[]; next_cursor?: string }>(
+      `${server.queryUrl}${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`,
+      apiKey,
+    );
+    for (const row of body.data) {
+      const id = idOf(row);
+      if (seen.has(id)) throw new Error(`${path}: page ${page} repeats ${id}`);
+      seen.add(id);
+    }
+    if (!body.next_cursor) break;
+    cursor = body.next_cursor;
+  }
+  if (!cursor) {
+    report.add("Lists", `${path}?limit=${limit} walk`, "a single page: nothing to compare");
+    return;
+  }
+  const deepPage = page;
+  const first: number[] = [];
+  const deep: number[] = [];
+  const firstUrl = `${server.queryUrl}${path}?limit=${limit}`;
+  const deepUrl = `${firstUrl}&cursor=${cursor}`;
+  for (let i = 0; i < 3; i++) {
+    await timedGet(firstUrl, apiKey);
+    await timedGet(deepUrl, apiKey);
+  }
+  for (let i = 0; i < budget.pageSamples; i++) {
+    first.push(await timedGet(firstUrl, apiKey));
+    deep.push(await timedGet(deepUrl, apiKey));
+  }
+  const ratio = percentile(deep, 50) / percentile(first, 50);
+  report.add(
+    "Lists",
+    `${path}?limit=${limit}: page 1 vs page ${int(deepPage)} of the same walk (p50)`,
+    `page 1 p50 ${ms(percentile(first, 50))} (p99 ${ms(percentile(first, 99))}); page ${
+      int(deepPage)
+    } p50 ${ms(percentile(deep, 50))} (p99 ${ms(percentile(deep, 99))}); ${times(ratio)}`,
+    {
+      text: "page 1,000 ≤ 1.5× page 1 (target at 10M)",
+      met: deepPage >= 1000 ? ratio <= 1.5 : null,
+    },
+  );
+}
+
+async function detailPhase(server: BenchServer, apiKey: string, db: DatabaseSync) {
+  // Ids spread over the whole data set: rows at random seqs.
+  const maxSeq = readSeq(db);
+  const pick = db.prepare(
+    "SELECT id, session_id FROM tool_calls WHERE seq >= ? ORDER BY seq LIMIT 1",
+  );
+  const calls: string[] = [];
+  const sessions: string[] = [];
+  let state = 12345;
+  const random = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32;
+  };
+  for (let i = 0; i < 500; i++) {
+    const row = pick.get(Math.floor(random() * maxSeq)) as
+      | { id: string; session_id: string }
+      | undefined;
+    if (!row) continue;
+    calls.push(row.id);
+    sessions.push(row.session_id);
+  }
+  if (calls.length === 0) throw new Error("No tool calls to look up");
+  let i = 0;
+  const details: [string, () => string][] = [
+    [
+      "/v1/sessions/{id}",
+      () =>
+        `${server.queryUrl}/v1/sessions/${encodeURIComponent(sessions[i++ % sessions.length]!)}`,
+    ],
+    ["/v1/tool-calls/{id}", () => `${server.queryUrl}/v1/tool-calls/${calls[i++ % calls.length]}`],
+  ];
+  for (const [name, url] of details) {
+    progress(`detail ${name}`);
+    for (let k = 0; k < 5; k++) await timedGet(url(), apiKey);
+    for (const concurrency of [1, 16]) {
+      const run = await measured(server, url, apiKey, {
+        concurrency,
+        samples: budget.detailSamples,
+        budgetMs: budget.listBudgetMs,
+      });
+      report.add(
+        "Details",
+        `${name} (random ids), concurrency ${concurrency}`,
+        describeRun(run),
+      );
+    }
+  }
+}
+
+/** Insight timings by `name window`: HTTP samples, then in-process ones. */
+const insightTimes = new Map<string, { http: number[]; duck: number[]; sqlite: number[] }>();
+const insightKey = (name: InsightName, window: WindowName) => `${name} ${window}`;
+
+async function insightHttpPhase(server: BenchServer, apiKey: string) {
+  for (const name of INSIGHT_NAMES) {
+    progress(`insight ${name} over HTTP`);
+    for (const window of WINDOWS) {
+      const url = `${server.queryUrl}/v1/insights/${name}?window=${window}`;
+      await timedGet(url, apiKey);
+      const http: number[] = [];
+      for (let i = 0; i < budget.insightRuns; i++) http.push(await timedGet(url, apiKey));
+      insightTimes.set(insightKey(name, window), { http, duck: [], sqlite: [] });
+    }
+  }
+}
+
+async function insightInProcessPhase(analytics: Analytics, dir: string, orgId: string) {
+  const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+  try {
+    for (const name of INSIGHT_NAMES) {
+      progress(`insight ${name} in-process: DuckDB and SQLite`);
+      for (const window of WINDOWS) {
+        const entry = insightTimes.get(insightKey(name, window)) ??
+          { http: [], duck: [], sqlite: [] };
+        insightTimes.set(insightKey(name, window), entry);
+        // Same rows, same window: the two engines must give the same body.
+        const same = insightWindow(window, "daily", Date.now());
+        const duckBody = await analytics.insight(name, orgId, same);
+        const liteBody = runSqliteInsight(db, name, orgId, same);
+        const difference = firstDifference(duckBody, liteBody, "");
+        if (difference !== null) {
+          notes.push(
+            `${name} ${window}: DuckDB and SQLite answer differently over the same window and rows: ${difference}`,
+          );
+        }
+        for (let i = 0; i < budget.insightRuns; i++) {
+          const started = performance.now();
+          await analytics.insight(name, orgId, insightWindow(window, "daily", Date.now()));
+          entry.duck.push(performance.now() - started);
+        }
+        for (let i = 0; i < budget.sqliteRuns; i++) {
+          const started = performance.now();
+          runSqliteInsight(db, name, orgId, insightWindow(window, "daily", Date.now()));
+          entry.sqlite.push(performance.now() - started);
+        }
+      }
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** Where two insight bodies differ (numbers within 1e-9 relative), or null. */
+function firstDifference(a: unknown, b: unknown, path: string): string | null {
+  if (typeof a === "number" && typeof b === "number") {
+    return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
+      ? null
+      : `${path}: ${a} vs ${b}`;
+  }
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return a === b ? null : `${path}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`;
+  }
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    const found = firstDifference(
+      (a as Record<string, unknown>)[key],
+      (b as Record<string, unknown>)[key],
+      `${path}.${key}`,
+    );
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+function reportInsights() {
+  const rows: string[] = [
+    "| Insight | Window | DuckDB over HTTP p50 (max) | DuckDB in-process p50 | SQLite in-process p50 | SQLite ÷ DuckDB in-process | SQLite ÷ DuckDB over HTTP |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  let slowest = { key: "", p50: 0 };
+  let weakest = { key: "", ratio: Infinity, httpRatio: Infinity };
+  for (const name of INSIGHT_NAMES) {
+    for (const window of WINDOWS) {
+      const key = insightKey(name, window);
+      const t = insightTimes.get(key);
+      if (!t) continue;
+      const http = percentile(t.http, 50);
+      const duck = percentile(t.duck, 50);
+      const lite = percentile(t.sqlite, 50);
+      rows.push(
+        `| ${name} | ${window} | ${ms(http)} (${ms(Math.max(...t.http))}) | ${ms(duck)} | ${
+          ms(lite)
+        } | ${times(lite / duck)} | ${times(lite / http)} |`,
+      );
+      if (window === "90d") {
+        if (http > slowest.p50) slowest = { key, p50: http };
+        if (lite / duck < weakest.ratio) {
+          weakest = { key, ratio: lite / duck, httpRatio: lite / http };
+        }
+      }
+    }
+  }
+  sections.push(`## Insights\n\n${rows.join("\n")}`);
+  if (slowest.key) {
+    report.add(
+      "Insights",
+      "slowest 90d insight, DuckDB over HTTP p50",
+      `${ms(slowest.p50)} (${slowest.key}; all 18 in the Insights table)`,
+      { text: "each 90d ≤ 300 ms p50 (target at 10M)", met: slowest.p50 <= 300 },
+    );
+  }
+  if (Number.isFinite(weakest.ratio)) {
+    report.add(
+      "Insights",
+      "smallest SQLite ÷ DuckDB ratio over 90d, both in-process",
+      `${times(weakest.ratio)} (${weakest.key}; ${
+        times(weakest.httpRatio)
+      } against DuckDB over HTTP)`,
+      { text: "each 90d ≥ 10× (target at 1M)", met: weakest.ratio >= 10 },
+    );
+  }
+}
+
+function detectionPhase() {
+  const inputs: Parameters<typeof detectToolCall>[0][] = [];
+  for (
+    const batch of generateExports({
+      actors: 2,
+      days: 30,
+      seed: 11,
+      now: new Date(),
+      batchRecords: 512,
+    })
+  ) {
+    const { records } = decodeExport(encodeJson(batch.body), {
+      encoding: "json",
+      pathSignal: "logs",
+    });
+    for (const record of records) {
+      const mapped = mapRecord(record);
+      if (mapped.status !== "mapped") continue;
+      for (const event of mapped.events) {
+        if (event.kind !== "tool_call") continue;
+        const e = event as ToolCallEvent;
+        inputs.push({
+          toolName: e.toolName,
+          toolType: e.toolType,
+          category: e.category,
+          ...(e.arguments === undefined ? {} : { arguments: e.arguments }),
+          ...(e.result === undefined ? {} : { result: e.result }),
+        });
+      }
+    }
+  }
+  for (const input of inputs) detectToolCall(input, { redact: true });
+  let findings = 0;
+  for (const input of inputs) {
+    const d = detectToolCall(input, { redact: true });
+    if (d.flags.length + d.domains.length > 0) findings++;
+  }
+  const started = performance.now();
+  let n = 0;
+  while (performance.now() - started < budget.detectionMs) {
+    for (const input of inputs) detectToolCall(input, { redact: true });
+    n += inputs.length;
+  }
+  report.add(
+    "Detection",
+    "detectToolCall per tool call, gen.ts mix (in-process, redaction on)",
+    `${(((performance.now() - started) * 1000) / n).toFixed(2)} µs (${int(inputs.length)} calls, ${
+      ((findings / inputs.length) * 100).toFixed(1)
+    }% with a flag or domain)`,
+  );
+}
+
+// -------------------------------------------------------------------------------- run
+
+async function gitCommit(): Promise<{ commit: string; dirty: string }> {
+  const git = async (...gitArgs: string[]) => {
+    try {
+      const out = await new Deno.Command("git", {
+        args: gitArgs,
+        cwd: new URL("..", import.meta.url).pathname,
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      return out.success ? new TextDecoder().decode(out.stdout).trim() : "";
+    } catch {
+      return "";
+    }
+  };
+  const commit = (await git("rev-parse", "--short", "HEAD")) || "unknown";
+  const dirty = await git("status", "--porcelain", "--", "src", "sql", "main.ts", "deno.json");
+  return { commit, dirty };
+}
+
+async function machine() {
+  const cpuinfo = await Deno.readTextFile("/proc/cpuinfo").catch(() => "");
+  const meminfo = await Deno.readTextFile("/proc/meminfo").catch(() => "");
+  const cpu = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim() ?? "unknown";
+  const mhz = /cpu MHz\s*:\s*([\d.]+)/.exec(cpuinfo)?.[1];
+  const memGiB = Number(/MemTotal:\s+(\d+)/.exec(meminfo)?.[1] ?? 0) / 2 ** 20;
+  return {
+    cpu: `${navigator.hardwareConcurrency} × ${cpu}${
+      mhz ? ` @ ${Number(mhz).toFixed(0)} MHz` : ""
+    }`,
+    memory: `${memGiB.toFixed(1)} GiB`,
+    deno: Deno.version.deno,
+    os: `${Deno.build.os} ${Deno.osRelease()}`,
+  };
+}
+
+const workDir = await Deno.makeTempDir({ prefix: "agent-telemetry-bench-" });
+let serverLogCount = 0;
+const newLogPath = () => `${workDir}/server-${++serverLogCount}.log`;
+
+async function run(): Promise<{ text: string; calls: number }> {
+  const started = performance.now();
+  const { commit, dirty } = await gitCommit();
+  const host = await machine();
+  const date = new Date().toISOString();
+
+  let dir: string;
+  let meta: BenchMeta;
+  let ingestKeys: string[] = [];
+  let targetCalls = requestedCalls;
+  const carried: Figure[] = [];
+  if (reuseDir) {
+    dir = reuseDir;
+    meta = JSON.parse(await Deno.readTextFile(`${dir}/${META_FILE}`)) as BenchMeta;
+    targetCalls = meta.calls;
+    for (const f of meta.figures) {
+      carried.push({ ...f, value: `${f.value} [from the run that built it, ${meta.builtAt}]` });
+    }
+    const ageDays = (Date.now() - Date.parse(meta.builtAt)) / DAY;
+    if (ageDays > 1) {
+      notes.push(
+        `The reused directory was built ${
+          ageDays.toFixed(1)
+        } days ago: windows relative to now hold less data.`,
+      );
+    }
+  } else {
+    dir = keepDir ?? `${workDir}/data`;
+    if (!(await isEmptyDir(dir))) usage(`--keep ${dir}: the directory is not empty`);
+    const actors = Math.max(1, Math.ceil((targetCalls / GENERATOR.callsPerActor) * 1.1));
+    const keys = createKeys(dir, actors);
+    ingestKeys = keys.ingestKeys;
+    meta = {
+      orgId: keys.orgId,
+      apiKey: keys.apiKey,
+      actorIds: keys.actorIds,
+      calls: targetCalls,
+      builtAt: date,
+      commit,
+      figures: [],
+    };
+  }
+  currentApiKey = meta.apiKey;
+  const apiKey = meta.apiKey;
+  const actors = reuseDir ? meta.actorIds.length : ingestKeys.length;
+
+  progress(`data directory ${dir}; starting the server`);
+  const wholeRun = new OtherLoad();
+  await wholeRun.start();
+  let server = await BenchServer.start(dir, { apiKey, logPath: newLogPath() });
+  const source: { db: DatabaseSync | null } = { db: null };
+  const openDb = () => source.db ??= new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+  let calls = targetCalls;
+  try {
+    if (!reuseDir) {
+      const ingestLoad = new OtherLoad();
+      await ingestLoad.start(await server.cpuMs());
+      rssSampler = server.sampleRss();
+      const result = await ingestPhase(
+        server,
+        openDb,
+        { ingestKeys },
+        targetCalls,
+        actors,
+        new Date(),
+      );
+      calls = result.calls;
+      meta.calls = calls;
+      const load = await ingestLoad.stop(await server.cpuMs());
+      report.add(
+        "Ingest",
+        "other processes on the machine during ingest (mean cores busy; host steal)",
+        `${load.others.toFixed(2)} cores; steal ${load.steal.toFixed(2)} cores over ${
+          load.seconds.toFixed(0)
+        } s`,
+      );
+      meta.figures = report.figures.filter((f) => f.area === "Ingest" || f.area === "Replica");
+      peaks.ingest = Math.max(peaks.ingest, await server.peakRss());
+      await server.resetPeakRss();
+    } else {
+      for (const f of carried) report.figures.push(f);
+      await timedGet(`${server.queryUrl}/v1/insights/activity?window=7d`, apiKey);
+    }
+    rssAtPeak.ingest = await rssSampler?.stop();
+    rssSampler = server.sampleRss();
+    await listPhase(server, apiKey, meta.actorIds[0]!, true);
+    await detailPhase(server, apiKey, openDb());
+    await insightHttpPhase(server, apiKey);
+    server.assertAlive();
+  } finally {
+    source.db?.close();
+    source.db = null;
+  }
+  peaks.queries = await server.peakRss();
+  rssAtPeak.queries = await rssSampler?.stop();
+  const rssNow = await server.rss();
+  const stopStarted = performance.now();
+  await server.stop();
+  const stopMs = performance.now() - stopStarted;
+  const peak = Math.max(peaks.ingest, peaks.catchUp, peaks.queries);
+  const split = (sample: RssSample | undefined) =>
+    sample
+      ? `anon ${bytes(sample.anon)} + file ${bytes(sample.file)} + shmem ${bytes(sample.shmem)}`
+      : "—";
+  report.add(
+    "Footprint",
+    "server peak RSS (VmHWM) over ingest, replica catch-up and queries",
+    `${bytes(peak)}: ingest ${peaks.ingest ? bytes(peaks.ingest) : "—"}, catch-up ${
+      peaks.catchUp ? bytes(peaks.catchUp) : "—"
+    }, queries ${bytes(peaks.queries)} (VmHWM reset between phases; RSS at the end ${
+      bytes(rssNow)
+    })`,
+    { text: "≤ 1 GiB (target at 10M)", met: peak <= 2 ** 30 },
+  );
+  report.add(
+    "Footprint",
+    "server RSS at its largest sample (every 0.5 s), by kind",
+    `ingest and catch-up: ${split(rssAtPeak.ingest)}; queries: ${split(rssAtPeak.queries)}`,
+  );
+  report.add("Footprint", "graceful shutdown (SIGTERM to exit)", ms(stopMs));
+  const sqliteBytes = fileBytes(`${dir}/telemetry.db`);
+  const duckBytes = fileBytes(`${dir}/analytics.duckdb`);
+  report.add(
+    "Footprint",
+    "telemetry.db bytes per tool call (SQLite)",
+    `${int(sqliteBytes / calls)} B (${bytes(sqliteBytes)} for ${int(calls)} calls)`,
+  );
+  report.add(
+    "Footprint",
+    "analytics.duckdb bytes per tool call (DuckDB replica)",
+    `${int(duckBytes / calls)} B (${bytes(duckBytes)})`,
+  );
+
+  // Start-up on the existing directory, to the first answered request.
+  const startups: number[] = [];
+  let firstInsightMs = NaN;
+  for (let i = 0; i < budget.startups; i++) {
+    progress(`start-up ${i + 1}/${budget.startups}`);
+    server = await BenchServer.start(dir, { apiKey, logPath: newLogPath() });
+    startups.push(server.startupMs);
+    if (i === 0) {
+      firstInsightMs = server.startupMs +
+        await timedGet(`${server.queryUrl}/v1/insights/activity?window=90d`, apiKey);
+    }
+    await server.stop();
+  }
+  const startupP50 = percentile(startups, 50);
+  report.add(
+    "Footprint",
+    "start-up on this directory to the first answered /v1/ping (spawn of `deno run` included)",
+    `${ms(startupP50)} median of ${startups.length} (max ${ms(Math.max(...startups))})`,
+    { text: "≤ 2 s (target at 10M)", met: Math.max(...startups) <= 2000 },
+  );
+  report.add(
+    "Footprint",
+    "start-up to the first answered insight (activity 90d)",
+    ms(firstInsightMs),
+  );
+
+  // In-process: rebuild the replica from scratch, then DuckDB against SQLite.
+  progress("replica rebuild in-process");
+  for (const file of ["analytics.duckdb", "analytics.duckdb.wal"]) {
+    await Deno.remove(`${dir}/${file}`).catch(() => {});
+  }
+  const rebuildStarted = performance.now();
+  const analytics = await openAnalytics({
+    path: `${dir}/analytics.duckdb`,
+    telemetryPath: `${dir}/telemetry.db`,
+    timeoutMs: 3_600_000,
+    quiet: true,
+  });
+  try {
+    await analytics.ready;
+    const wall = performance.now() - rebuildStarted;
+    const stats = analytics.lastCatchUp;
+    if (!stats) throw new Error("The replica rebuild copied nothing");
+    report.add(
+      "Replica",
+      "full rebuild in-process (openAnalytics on a deleted replica; lastCatchUp)",
+      `${int(stats.rows)} rows (seq ${int(stats.fromSeq)}→${int(stats.toSeq)}) in ${
+        ms(stats.ms)
+      } = ${int((stats.rows / stats.ms) * 1000)} rows/s (${ms(wall)} with opening)`,
+    );
+    await insightInProcessPhase(analytics, dir, meta.orgId);
+  } finally {
+    await analytics.close();
+  }
+  reportInsights();
+  detectionPhase();
+
+  if (keepDir) {
+    await Deno.writeTextFile(`${dir}/${META_FILE}`, JSON.stringify(meta, null, 2));
+  }
+  const load = await wholeRun.stop();
+  report.add(
+    "Machine",
+    "other processes during the whole run (mean cores busy; host steal)",
+    `${load.others.toFixed(2)} cores; steal ${load.steal.toFixed(2)} cores over ${
+      load.seconds.toFixed(0)
+    } s`,
+  );
+  if (load.others > 0.1) {
+    notes.push(
+      `Other processes kept ${
+        load.others.toFixed(2)
+      } of ${navigator.hardwareConcurrency} cores busy on average during this run: the figures are pessimistic.`,
+    );
+  }
+  const after = await gitCommit();
+  if (after.commit !== commit || after.dirty !== dirty) {
+    notes.push(
+      `The code changed during the run (commit ${commit} → ${after.commit}${
+        after.dirty !== dirty ? ", working tree under src/ or sql/ changed" : ""
+      }): servers started later (start-up phase) ran the newer code.`,
+    );
+  }
+
+  const seconds = (performance.now() - started) / 1000;
+  const command = `deno task bench${quick ? " --quick" : ` --calls ${targetCalls}`}${
+    keepDir ? ` --keep ${keepDir}` : ""
+  }${reuseDir ? ` --reuse ${reuseDir}` : ""}`;
+  const targets = report.targets();
+  const summary = targets.map((f) =>
+    `- ${f.target!.text} — **${verdict(f.target!)}**: ${f.area}, ${f.figure}: ${f.value}`
+  );
+  const text = [
+    `# Benchmark: ${int(calls)} tool calls${quick ? " (quick)" : ""}`,
+    "",
+    `- Date: ${date}; commit ${commit}${
+      dirty ? " with uncommitted changes under src/, sql/ or deno.json" : ""
+    }`,
+    `- Machine: ${host.cpu}; ${host.memory}; ${host.os}; Deno ${host.deno}`,
+    `- Command: \`${command}\` (${seconds.toFixed(0)} s)`,
+    `- Server: \`main.ts serve\` child process, default flags (log level info, to a file; 2 reader threads); ${ingestConcurrency} ingest requests in flight`,
+    "",
+    report.table(),
+    "",
+    ...sections.flatMap((s) => [s, ""]),
+    "## Targets",
+    "",
+    ...summary,
+    ...(notes.length > 0 ? ["", "## Notes", "", ...notes.map((n) => `- ${n}`)] : []),
+    "",
+  ].join("\n");
+  return { text, calls: targetCalls };
+}
+
+// ------------------------------------------------------------------ cleanup and exit
+
+let cleaning: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  return cleaning ??= (async () => {
+    await killAllServers();
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  })();
+}
+
+async function fail(error: unknown): Promise<never> {
+  // deno-lint-ignore no-console
+  console.error(`bench failed: ${error instanceof Error ? error.stack ?? error.message : error}`);
+  const lines = serverLogCount > 0 ? await tail(`${workDir}/server-${serverLogCount}.log`) : "";
+  // deno-lint-ignore no-console
+  if (lines) console.error(`--- server log (last lines)\n${lines}`);
+  await cleanup();
+  Deno.exit(1);
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    progress(`${signal}: stopping the server and removing ${workDir}`);
+    await cleanup();
+    Deno.exit(130);
+  });
+}
+globalThis.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  fail(event.reason);
+});
+
+try {
+  const { text, calls } = await run();
+  const out = new URL(`../.bench/bench-${calls}.md`, import.meta.url);
+  await Deno.mkdir(new URL(".", out), { recursive: true });
+  await Deno.writeTextFile(out, text);
+  // deno-lint-ignore no-console
+  console.log(`\n${text}\n(written to ${out.pathname})`);
+  await cleanup();
+  Deno.exit(0);
+} catch (error) {
+  await fail(error);
+}
