@@ -36,7 +36,7 @@ import { openDatabase } from "../store/sqlite.ts";
  * DuckDB's defaults take 80% of the machine's memory and every core; the
  * replica shares a small VM with SQLite and the HTTP server.
  */
-const DUCKDB_SETTINGS = { memory_limit: "384MB", threads: "2" };
+const DUCKDB_SETTINGS = { "memory_limit": "384MB", threads: "2" };
 
 export const REPLICA_SCHEMA_VERSION = 1;
 
