@@ -65,7 +65,10 @@ export async function getJson<T>(url: string, apiKey: string): Promise<T> {
 
 /** Latencies and throughput of one run. */
 export interface LatencyRun {
+  /** Milliseconds of the answers with status 200. */
   samples: number[];
+  /** Answers with a 5xx status (query time limit, overload), by status: measured, not fatal. */
+  failures: Record<number, number>;
   /** The server's own durations of the same requests (its request log), when known. */
   server?: number[];
   /** Requests per second over the run's wall time. */
@@ -89,6 +92,7 @@ export async function latencyRun(
   const deadline = started + options.budgetMs;
   let issued = 0;
   let capped = false;
+  const failures: Record<number, number> = {};
   await Promise.all(Array.from({ length: options.concurrency }, async (_, client) => {
     for (;;) {
       if (issued >= options.samples) return;
@@ -97,11 +101,27 @@ export async function latencyRun(
         return;
       }
       issued++;
-      samples.push(await timedGet(url(), apiKey));
+      const target = url();
+      const t0 = performance.now();
+      const response = await fetch(target, { headers: { authorization: `Bearer ${apiKey}` } });
+      const body = await response.arrayBuffer();
+      const elapsed = performance.now() - t0;
+      if (response.status === 200) {
+        samples.push(elapsed);
+      } else if (response.status >= 500) {
+        failures[response.status] = (failures[response.status] ?? 0) + 1;
+      } else {
+        throw new Error(
+          `GET ${target}: ${response.status} ${new TextDecoder().decode(body).slice(0, 300)}`,
+        );
+      }
     }
   }));
+  if (samples.length === 0) {
+    throw new Error(`GET ${url()}: no request answered 200 (${JSON.stringify(failures)})`);
+  }
   const seconds = (performance.now() - started) / 1000;
-  return { samples, rps: samples.length / seconds, capped };
+  return { samples, failures, rps: samples.length / seconds, capped };
 }
 
 /** `p50 …, p99 …, N req/s` of a run. */
@@ -109,9 +129,12 @@ export function describeRun(run: LatencyRun): string {
   const server = run.server && run.server.length > 0
     ? `; server-side p50 ${ms(percentile(run.server, 50))}, p99 ${ms(percentile(run.server, 99))}`
     : "";
+  const failed = Object.entries(run.failures).map(([status, n]) => `${n} × ${status}`).join(", ");
   return `p50 ${ms(percentile(run.samples, 50))}, p99 ${ms(percentile(run.samples, 99))}, ${
     int(run.rps)
-  } req/s (n=${run.samples.length}${run.capped ? ", time-capped" : ""}${server})`;
+  } req/s (n=${run.samples.length}${run.capped ? ", time-capped" : ""}${server}${
+    failed ? `; failed: ${failed}` : ""
+  })`;
 }
 
 // ----------------------------------------------------------------------------- report

@@ -60,7 +60,7 @@ export function* generateExports(options: GenOptions): Generator<GeneratedExport
   const nowMs = options.now.getTime();
   const firstDay = Math.floor(nowMs / DAY) * DAY - (options.days - 1) * DAY;
   for (let actor = 0; actor < options.actors; actor++) {
-    const rng = new Rng(hash2(options.seed, actor));
+    const rng = new Rng(options.seed, actor);
     const out = new ExportBuilder(actor, batchRecords);
     const profile = actorProfile(rng, actor);
     for (let day = 0; day < options.days; day++) {
@@ -94,17 +94,40 @@ const DAY = 86_400_000;
 /** Context tokens at which a session compacts its history. */
 const MAX_CONTEXT = 180_000;
 
-/** mulberry32: small, fast, good enough for synthetic data. */
+/**
+ * sfc32 (128-bit state) seeded through splitmix32 from the seed and actor:
+ * one stream per actor, and with 2^128 states the streams of thousands of
+ * actors do not overlap (a 32-bit-state generator's did, at ~830 actors,
+ * repeating one actor's sessions under another's).
+ */
 class Rng {
   #a: number;
-  constructor(seed: number) {
-    this.#a = seed | 0;
+  #b: number;
+  #c: number;
+  #d: number;
+  constructor(seed: number, stream: number) {
+    let s = hash2(seed, stream);
+    const next = () => {
+      s = (s + 0x9e3779b9) | 0;
+      let z = s;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+      return (z ^ (z >>> 16)) | 0;
+    };
+    this.#a = next();
+    this.#b = next();
+    this.#c = next();
+    this.#d = stream | 0;
+    for (let i = 0; i < 12; i++) this.uint32();
   }
   uint32(): number {
-    this.#a = (this.#a + 0x6d2b79f5) | 0;
-    let t = Math.imul(this.#a ^ (this.#a >>> 15), 1 | this.#a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
+    const t = (((this.#a + this.#b) | 0) + this.#d) | 0;
+    this.#d = (this.#d + 1) | 0;
+    this.#a = this.#b ^ (this.#b >>> 9);
+    this.#b = (this.#c + (this.#c << 3)) | 0;
+    this.#c = (this.#c << 21) | (this.#c >>> 11);
+    this.#c = (this.#c + t) | 0;
+    return t >>> 0;
   }
   float(): number {
     return this.uint32() / 4294967296;
