@@ -32,7 +32,7 @@ export interface TestServer extends AsyncDisposable {
   getJson(path: string, key: string): Promise<{ status: number; body: any }>;
   /** POSTs an OTLP/JSON body to the ingest listener. */
   ingest(path: string, body: unknown, ingestKey: string): Promise<Response>;
-  createOrg(name?: string): TestOrg;
+  createOrg(name?: string): Promise<TestOrg>;
   close(): Promise<void>;
 }
 
@@ -88,13 +88,13 @@ export async function startTestServer(
 }
 
 /** Creates an org, member, API key and actor through the CLI's key store code. */
-export function createTestOrg(dir: string, name = "Acme"): TestOrg {
+export async function createTestOrg(dir: string, name = "Acme"): Promise<TestOrg> {
   const store = openKeyStore(dir);
   try {
-    const org = store.createOrg(name);
-    const member = store.addMember(org.id, `admin@${name.toLowerCase()}.test`);
-    const key = store.createKey(org.id, member.id, "test");
-    const actor = store.createActor(org.id, "dev");
+    const org = await store.createOrg(name);
+    const member = await store.addMember(org.id, `admin@${name.toLowerCase()}.test`);
+    const key = await store.createKey(org.id, member.id, "test");
+    const actor = await store.createActor(org.id, "dev");
     return {
       orgId: org.id,
       memberId: member.id,
@@ -104,7 +104,7 @@ export function createTestOrg(dir: string, name = "Acme"): TestOrg {
       ingestKey: actor.ingest_key,
     };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -635,7 +635,7 @@ export interface InsightsEnv extends AsyncDisposable {
   dataDir: DataDir;
   analytics: Analytics;
   url: string;
-  createOrg(name: string): InsightsOrg;
+  createOrg(name: string): Promise<InsightsOrg>;
   ingest(org: InsightsOrg, events: readonly TelemetryEvent[]): Promise<void>;
   // deno-lint-ignore no-explicit-any
   get(path: string, key: string): Promise<{ status: number; body: any }>;
@@ -708,12 +708,12 @@ export async function startInsightsEnv(
       return analytics;
     },
     url,
-    createOrg(name) {
+    async createOrg(name) {
       const keys = dataDir.keys;
-      const org = keys.createOrg(name);
-      const member = keys.addMember(org.id, `admin@${name.toLowerCase()}.test`);
-      const key = keys.createKey(org.id, member.id, "test");
-      const actor = keys.createActor(org.id, "dev");
+      const org = await keys.createOrg(name);
+      const member = await keys.addMember(org.id, `admin@${name.toLowerCase()}.test`);
+      const key = await keys.createKey(org.id, member.id, "test");
+      const actor = await keys.createActor(org.id, "dev");
       return { orgId: org.id, actorId: actor.actor_id, apiKey: key.key };
     },
     async ingest(org, events) {

@@ -21,7 +21,7 @@ export interface Scenario {
 
 /** Loads the scenario for a new organization. */
 export async function loadScenario(server: TestServer, name = "Acme"): Promise<Scenario> {
-  const org = server.createOrg(name);
+  const org = await server.createOrg(name);
   const store = openKeyStore(server.dir);
   const actor = store.createActor(org.orgId, "second");
   store.close();

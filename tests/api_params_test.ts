@@ -102,7 +102,7 @@ const scenarios: Scenario[] = [
 
 Deno.test("query parameters are validated with messages that name the problem", async (t) => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   for (const scenario of scenarios) {
     await t.step(`${scenario.name}: ${scenario.path}`, async () => {
       const { status, body } = await server.getJson(scenario.path, org.apiKey);

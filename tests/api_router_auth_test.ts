@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import type { KeyVerifier } from "../src/store/keys.ts";
+import type { KeyVerifier } from "../src/store/stores.ts";
 import { startTestServer } from "./_harness.ts";
 
 Deno.test("unknown paths are 404 text before auth, wrong methods 405 text", async (t) => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   for (const path of ["/", "/v1", "/v1/", "/v1/nope", "/v1/sessions/a/b", "/v1/tool-calls/"]) {
     await t.step(`GET ${path} → 404`, async () => {
       const response = await server.get(path);
@@ -30,8 +30,8 @@ Deno.test("unknown paths are 404 text before auth, wrong methods 405 text", asyn
 
 Deno.test("auth accepts exactly 'Bearer <key>' and refuses everything else with the fixed 401", async (t) => {
   await using server = await startTestServer();
-  const org = server.createOrg();
-  const other = server.createOrg("Other");
+  const org = await server.createOrg();
+  const other = await server.createOrg("Other");
   await t.step("a valid key", async () => {
     const ping = await server.getJson("/v1/ping", org.apiKey);
     assert.equal(ping.status, 200);
@@ -71,7 +71,7 @@ Deno.test("a key store that cannot be read answers 503 keystore_unavailable", as
     },
   });
   await using server = await startTestServer({ overrides: { keys: failing } });
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const response = await server.getJson("/v1/sessions", org.apiKey);
   assert.equal(response.status, 503);
   assert.equal(response.body.error.code, "keystore_unavailable");
@@ -82,7 +82,7 @@ Deno.test("a key store that cannot be read answers 503 keystore_unavailable", as
 
 Deno.test("key lifecycle: new key works at once, revoked key and removed member's keys fail next request", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const { openKeyStore } = await import("../src/store/data_dir.ts");
   const store = openKeyStore(server.dir);
   try {
@@ -101,7 +101,7 @@ Deno.test("key lifecycle: new key works at once, revoked key and removed member'
 
 Deno.test("over-long URLs and headers are refused before any work", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const long = await server.get(`/v1/sessions?agent=${"a".repeat(9000)}`, org.apiKey);
   assert.equal(long.status, 414);
   await long.body?.cancel();
@@ -116,7 +116,7 @@ Deno.test("queries past the queue limit are answered 503 overloaded with Retry-A
   await using server = await startTestServer({
     flags: { readerThreads: "1", maxQueuedQueries: "1" },
   });
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const responses = await Promise.all(
     Array.from(
       { length: 30 },

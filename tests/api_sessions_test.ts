@@ -96,7 +96,7 @@ Deno.test("GET /v1/sessions builds sessions from matching calls only, cost from 
 
 Deno.test("GET /v1/sessions pages with cursors: every row once, stable while data arrives", async (t) => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const { claudeExport, toolResult } = await import("./_otlp.ts");
   const records = [];
   for (let i = 0; i < 23; i++) {
@@ -249,7 +249,7 @@ Deno.test("GET /v1/sessions/facets lists domains and agents alphabetically", asy
     domains: ["api.github.com", "docs.example.com", "github.com"],
     agents: ["claude-code"],
   });
-  const empty = server.createOrg("Empty");
+  const empty = await server.createOrg("Empty");
   assert.deepEqual((await server.getJson("/v1/sessions/facets", empty.apiKey)).body, {
     domains: [],
     agents: [],

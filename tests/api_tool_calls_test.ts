@@ -79,7 +79,7 @@ Deno.test("GET /v1/tool-calls applies every filter", async (t) => {
 
 Deno.test("GET /v1/tool-calls pages every call exactly once", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const { claudeExport, toolResult } = await import("./_otlp.ts");
   const records = Array.from(
     { length: 37 },
@@ -110,7 +110,7 @@ Deno.test("GET /v1/tool-calls pages every call exactly once", async () => {
 Deno.test("GET /v1/tool-calls/{id} returns the detail object", async (t) => {
   await using server = await startTestServer();
   const { org } = await loadScenario(server);
-  const other = server.createOrg("Other");
+  const other = await server.createOrg("Other");
   const list = await server.getJson("/v1/tool-calls", org.apiKey);
   const byName = (name: string) =>
     list.body.data.find((c: { tool_name: string }) => c.tool_name === name);
@@ -176,7 +176,7 @@ Deno.test("GET /v1/tool-calls/{id} returns the detail object", async (t) => {
 Deno.test("GET /v1/tool-calls/facets lists names, types and categories alphabetically", async () => {
   await using server = await startTestServer();
   const { org } = await loadScenario(server);
-  const other = server.createOrg("Other");
+  const other = await server.createOrg("Other");
   const { status, body } = await server.getJson("/v1/tool-calls/facets", org.apiKey);
   assert.equal(status, 200);
   assert.deepEqual(body, {

@@ -19,7 +19,7 @@ function exportOf(n: number) {
 Deno.test("SIGKILL during ingest loses no acknowledged export and duplicates nothing", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const org = createTestOrg(dir);
+    const org = await createTestOrg(dir);
     const { child, stdout } = await spawnCli(
       serveArgs(dir, "--log-level", "error"),
       /OTLP ingest listening on/,

@@ -56,7 +56,7 @@ async function allResponses(server: TestServer, key: string): Promise<string> {
 
 Deno.test("flags and domains of ingested calls appear in session detail and insights", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);
   await sent.body?.cancel();
   const detail = (await server.getJson("/v1/sessions/risky", org.apiKey)).body;
@@ -95,7 +95,7 @@ Deno.test("flags and domains of ingested calls appear in session detail and insi
 
 Deno.test("no response ever contains a detected secret; stored arguments are redacted", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);
   await sent.body?.cancel();
   const everything = await allResponses(server, org.apiKey);
@@ -114,7 +114,7 @@ Deno.test("no response ever contains a detected secret; stored arguments are red
 
 Deno.test("--keep-secrets stores arguments verbatim but flags still hold no secret", async () => {
   await using server = await startTestServer({ flags: { keepSecrets: true } });
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);
   await sent.body?.cancel();
   const calls = (await server.getJson("/v1/tool-calls?limit=10", org.apiKey)).body.data;
@@ -135,7 +135,7 @@ Deno.test("detect rescan replaces flags without duplicates and redacts secrets k
     let org;
     {
       await using server = await startTestServer({ dir, flags: { keepSecrets: true } });
-      org = server.createOrg();
+      org = await server.createOrg();
       const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);
       await sent.body?.cancel();
     }

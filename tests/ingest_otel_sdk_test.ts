@@ -18,7 +18,7 @@ for (const [name, Exporter] of [["protobuf", ProtoExporter], ["JSON", JsonExport
     sanitizeOps: false,
     fn: async () => {
       await using server = await startTestServer();
-      const org = server.createOrg();
+      const org = await server.createOrg();
       const exporter = new Exporter({
         url: `${server.ingestUrl}/v1/logs`,
         headers: { Authorization: `Bearer ${org.ingestKey}` },

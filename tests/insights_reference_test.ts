@@ -53,8 +53,8 @@ async function assertAllMatch(env: InsightsEnv, orgs: InsightsOrg[]): Promise<vo
 
 Deno.test("insights match a plain TypeScript reference for every window, granularity and org", async (t) => {
   await using env = await startInsightsEnv();
-  const acme = env.createOrg("Acme");
-  const globex = env.createOrg("Globex");
+  const acme = await env.createOrg("Acme");
+  const globex = await env.createOrg("Globex");
   const now = Date.now();
   // Acme: enough sessions and variety to fill every 50-row breakdown and to have outliers.
   const big = generateTelemetry({ seed: 1, sessions: 1400, days: 100, now, variety: 70 });

@@ -31,7 +31,7 @@ Deno.test("/readyz answers 503 when the telemetry store cannot be written", asyn
 
 Deno.test("/metrics on the ingest listener counts requests, records and file sizes", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const body = claudeExport([
     toolResult({ session: "s", id: "a", tool: "Bash", timeMs: T0 }),
     toolResult({ session: "s", id: "b", tool: "Read", timeMs: T0 + 1 }),

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { openDataDir } from "../src/store/data_dir.ts";
 import { openDatabase } from "../src/store/sqlite.ts";
-import {
-  type CallFilters,
-  querySql,
-  sessionsPage,
-  toolCallsPage,
-} from "../src/store/telemetry_queries.ts";
+import { type CallFilters, sqliteQueries } from "../src/store/telemetry_queries.ts";
 import type { ReadStatement } from "../src/store/reader.ts";
 import { parseNamedSql } from "../src/store/named_sql.ts";
 import retentionSql from "../sql/sqlite/retention.sql" with { type: "text" };
@@ -32,8 +27,8 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
     db.exec("ANALYZE");
     const cursor: [number, string] = [1_700_000_000_000, "tc_x"];
     await t.step("sessions, unfiltered, first page and cursor page", () => {
-      assertIndexed(plan(db, sessionsPage("org", {}, null, 50)), "sessions");
-      assertIndexed(plan(db, sessionsPage("org", {}, cursor, 50)), "sessions");
+      assertIndexed(plan(db, sqliteQueries.sessionsPage("org", {}, null, 50)), "sessions");
+      assertIndexed(plan(db, sqliteQueries.sessionsPage("org", {}, cursor, 50)), "sessions");
     });
     const filters: [string, CallFilters][] = [
       ["none", {}],
@@ -47,14 +42,14 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
     await t.step(
       "filtered sessions read through the filter's index, then one lookup per session",
       () => {
-        const byActor = plan(db, sessionsPage("org", { actor: "act_1" }, null, 50));
+        const byActor = plan(db, sqliteQueries.sessionsPage("org", { actor: "act_1" }, null, 50));
         assert.match(byActor, /SEARCH tool_calls USING INDEX tool_calls_by_actor/, byActor);
         assert.match(
           byActor,
           /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/,
           byActor,
         );
-        const byTime = plan(db, sessionsPage("org", { after: 1 }, cursor, 50));
+        const byTime = plan(db, sqliteQueries.sessionsPage("org", { after: 1 }, cursor, 50));
         assert.match(byTime, /SEARCH tool_calls USING INDEX tool_calls_by_time/, byTime);
       },
     );
@@ -71,13 +66,16 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
         assert.match(detail, /SEARCH \w+ USING (COVERING )?INDEX/, detail);
         assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
       }
-      const facet = plan(db, { sql: querySql("facet_agents"), params: ["org"] });
+      const facet = plan(db, { sql: sqliteQueries.sql("facet_agents"), params: ["org"] });
       assert.doesNotMatch(facet, /SCAN (sessions|tool_calls)\b/, facet);
     });
     for (const [name, filter] of filters) {
       await t.step(`tool calls, ${name}, first page and cursor page`, () => {
-        assertIndexed(plan(db, toolCallsPage("org", filter, null, 50)), "tool_calls");
-        assertIndexed(plan(db, toolCallsPage("org", filter, cursor, 50)), "tool_calls");
+        assertIndexed(plan(db, sqliteQueries.toolCallsPage("org", filter, null, 50)), "tool_calls");
+        assertIndexed(
+          plan(db, sqliteQueries.toolCallsPage("org", filter, cursor, 50)),
+          "tool_calls",
+        );
       });
     }
   } finally {

@@ -9,7 +9,7 @@ Deno.test("a query past --query-timeout-ms is stopped and answered 500 internal"
     let org;
     {
       await using loader = await startTestServer({ dir });
-      org = loader.createOrg();
+      org = await loader.createOrg();
       for (let batch = 0; batch < 40; batch++) {
         const records = Array.from({ length: 1000 }, (_, i) => {
           const n = batch * 1000 + i;

@@ -7,7 +7,7 @@ const NOW = Date.now();
 
 Deno.test("retention deletes calls older than --retention-days and keeps sessions consistent", async () => {
   await using server = await startTestServer({ flags: { retentionDays: "90" } });
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const old = NOW - 120 * DAY;
   const recent = NOW - 10 * DAY;
   const body = claudeExport([
@@ -37,7 +37,7 @@ Deno.test("retention deletes calls older than --retention-days and keeps session
 
 Deno.test("the disk cap deletes the oldest days first until the store fits", async () => {
   await using server = await startTestServer({ flags: { maxDiskBytes: "1500000" } });
-  const org = server.createOrg();
+  const org = await server.createOrg();
   for (let day = 30; day >= 1; day--) {
     const records = Array.from({ length: 200 }, (_, i) =>
       toolResult({

@@ -81,7 +81,7 @@ async function makeCertificates(dir: string): Promise<{ ca: string; cert: string
 
 Deno.test("serve answers /healthz without a key and /v1/ping with one", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const health = await server.getJson("/healthz", "");
   assert.deepEqual(health, { status: 200, body: { status: "ok" } });
   const ping = await server.getJson("/v1/ping", org.apiKey);
@@ -99,7 +99,7 @@ Deno.test("serve speaks TLS on both listeners with --tls-cert and --tls-key", as
     assert.match(server.ingestUrl, /^https:\/\//);
     const client = Deno.createHttpClient({ caCerts: [tls.ca] });
     try {
-      const org = server.createOrg();
+      const org = await server.createOrg();
       const ping = await fetch(`${server.queryUrl}/v1/ping`, {
         client,
         headers: { authorization: `Bearer ${org.apiKey}` },
@@ -209,7 +209,7 @@ Deno.test("restarting the server loses nothing, and a deleted analytics.duckdb i
 Deno.test("--readonly serves an existing directory and refuses telemetry", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const org = createTestOrg(dir);
+    const org = await createTestOrg(dir);
     {
       await using primary = await startTestServer({ dir });
       const { claudeExport, toolResult } = await import("./_otlp.ts");

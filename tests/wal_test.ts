@@ -5,7 +5,7 @@ import { T0 } from "./_scenario.ts";
 
 Deno.test("the WAL is checkpointed and starts over while telemetry keeps arriving", async () => {
   await using server = await startTestServer();
-  const org = server.createOrg();
+  const org = await server.createOrg();
   const padding = "x".repeat(1500);
   for (let batch = 0; batch < 30; batch++) {
     const records = Array.from({ length: 1000 }, (_, i) =>

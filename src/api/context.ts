@@ -3,11 +3,11 @@
  *
  * @module
  */
-import type { ReaderPool } from "../store/reader.ts";
+import type { TelemetryReader } from "../store/stores.ts";
 
 /** Services the handlers read from. */
 export interface ApiServices {
-  reader: ReaderPool;
+  reader: TelemetryReader;
   version: string;
 }
 

@@ -6,7 +6,6 @@
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
-import { facet, sessionDetail, sessionsPage } from "../store/telemetry_queries.ts";
 import type { ApiHandler } from "./context.ts";
 import { decodeCursor, filterFingerprint } from "./cursor.ts";
 import { pageEnvelope } from "./pagination.ts";
@@ -47,7 +46,9 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
   };
   const fingerprint = filterFingerprint("sessions", filters);
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor, fingerprint);
-  const [rows] = await services.reader.read([sessionsPage(orgId, filters, after, query.limit)]);
+  const [rows] = await services.reader.read([
+    services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
+  ]);
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
@@ -59,15 +60,15 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
 
 const sessionFacets: ApiHandler = async ({ orgId, services }) => {
   const [domains, agents] = await services.reader.read([
-    facet(orgId, "domains"),
-    facet(orgId, "agents"),
+    services.reader.queries.facet(orgId, "domains"),
+    services.reader.queries.facet(orgId, "agents"),
   ]);
   return jsonResponse({ domains: values(domains!), agents: values(agents!) });
 };
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
   const [session, calls, flags, domains] = await services.reader.read(
-    sessionDetail(orgId, params.id!),
+    services.reader.queries.sessionDetail(orgId, params.id!),
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError(404, "not_found", "session not found");

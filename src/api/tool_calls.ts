@@ -6,7 +6,6 @@
 import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
-import { facet, toolCallDetail, toolCallsPage } from "../store/telemetry_queries.ts";
 import type { ApiHandler } from "./context.ts";
 import { decodeCursor, filterFingerprint } from "./cursor.ts";
 import { pageEnvelope } from "./pagination.ts";
@@ -71,7 +70,9 @@ const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
   };
   const fingerprint = filterFingerprint("tool-calls", filters);
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor, fingerprint);
-  const [rows] = await services.reader.read([toolCallsPage(orgId, filters, after, query.limit)]);
+  const [rows] = await services.reader.read([
+    services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
+  ]);
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
@@ -83,9 +84,9 @@ const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
 
 const toolCallFacets: ApiHandler = async ({ orgId, services }) => {
   const [names, types, categories] = await services.reader.read([
-    facet(orgId, "tool_names"),
-    facet(orgId, "tool_types"),
-    facet(orgId, "categories"),
+    services.reader.queries.facet(orgId, "tool_names"),
+    services.reader.queries.facet(orgId, "tool_types"),
+    services.reader.queries.facet(orgId, "categories"),
   ]);
   return jsonResponse({
     tool_names: values(names!),
@@ -95,7 +96,9 @@ const toolCallFacets: ApiHandler = async ({ orgId, services }) => {
 };
 
 const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
-  const [rows] = await services.reader.read([toolCallDetail(orgId, params.id!)]) as Row[][];
+  const [rows] = await services.reader.read([
+    services.reader.queries.toolCallDetail(orgId, params.id!),
+  ]) as Row[][];
   const row = rows?.[0];
   if (!row) throw new ApiError(404, "not_found", "tool call not found");
   return jsonResponse(toolCallDetailObject(row));

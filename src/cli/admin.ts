@@ -6,7 +6,7 @@
  * @module
  */
 import { openKeyStore } from "../store/data_dir.ts";
-import type { KeyStore } from "../store/keys.ts";
+import type { Awaitable, KeyStoreApi } from "../store/stores.ts";
 import {
   dataDirOf,
   type FlagSpec,
@@ -20,7 +20,7 @@ type Flags = Record<string, string | undefined>;
 
 interface AdminCommand {
   flags: FlagSpec;
-  run(store: KeyStore, flags: Flags): Record<string, unknown>;
+  run(store: KeyStoreApi, flags: Flags): Awaitable<Record<string, unknown>>;
 }
 
 const text = { type: "string" } as const;
@@ -66,15 +66,19 @@ export function isAdminGroup(group: string): boolean {
 }
 
 /** Runs `group action …flags`; usage errors before anything is opened. */
-export function runAdminCommand(group: string, action: string | undefined, args: string[]): void {
+export async function runAdminCommand(
+  group: string,
+  action: string | undefined,
+  args: string[],
+): Promise<void> {
   const name = `${group} ${action ?? ""}`.trim();
   const command = commands[name];
   if (!command) throw new UsageError(`Unknown command: "${name}"`);
   const flags = parseFlags(args, command.flags);
   const store = openKeyStore(dataDirOf(flags));
   try {
-    printResult(command.run(store, flags as Flags), flags.json);
+    printResult(await command.run(store, flags as Flags), flags.json);
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -50,7 +50,7 @@ export async function runCli(args: string[]): Promise<number> {
       const flags = parseFlags(args.slice(1), {});
       printResult({ service: SERVICE_NAME, version: VERSION }, flags.json);
     } else if (isAdminGroup(command)) {
-      runAdminCommand(command, action, rest);
+      await runAdminCommand(command, action, rest);
     } else {
       throw new UsageError(`Unknown command: "${command}" (see agent-telemetry help)`);
     }

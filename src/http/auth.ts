@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { ApiPrincipal, IngestPrincipal, KeyVerifier } from "../store/keys.ts";
+import type { ApiPrincipal, IngestPrincipal } from "../store/keys.ts";
+import type { Awaitable, KeyVerifier } from "../store/stores.ts";
 import { ApiError } from "./responses.ts";
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/;
@@ -15,10 +16,10 @@ export function bearerToken(header: string | null): string | null {
   return BEARER.exec(header)?.[1] ?? null;
 }
 
-function verify<P>(check: () => P | null): P {
+async function verify<P>(check: () => Awaitable<P | null>): Promise<P> {
   let principal: P | null;
   try {
-    principal = check();
+    principal = await check();
   } catch {
     throw new ApiError(503, "keystore_unavailable", "the key store is unavailable; retry later");
   }
@@ -27,13 +28,19 @@ function verify<P>(check: () => P | null): P {
 }
 
 /** The organization an API request speaks for; 401 or 503 otherwise. */
-export function authenticateApiRequest(request: Request, keys: KeyVerifier): ApiPrincipal {
+export function authenticateApiRequest(
+  request: Request,
+  keys: KeyVerifier,
+): Promise<ApiPrincipal> {
   const token = bearerToken(request.headers.get("authorization"));
   return verify(() => token === null ? null : keys.verifyApiKey(token));
 }
 
 /** The organization and actor an ingest request speaks for; 401 or 503 otherwise. */
-export function authenticateIngestRequest(request: Request, keys: KeyVerifier): IngestPrincipal {
+export function authenticateIngestRequest(
+  request: Request,
+  keys: KeyVerifier,
+): Promise<IngestPrincipal> {
   const token = bearerToken(request.headers.get("authorization"));
   return verify(() => token === null ? null : keys.verifyIngestKey(token));
 }

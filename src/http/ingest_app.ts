@@ -16,7 +16,7 @@ import {
   UnsupportedMediaTypeError,
 } from "../ingest/otlp/mod.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
-import type { KeyVerifier } from "../store/keys.ts";
+import type { KeyVerifier } from "../store/stores.ts";
 import type { WriterThread } from "../store/writer_thread.ts";
 import { authenticateIngestRequest } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
@@ -67,7 +67,7 @@ export function createIngestApp(deps: IngestAppDeps): (request: Request) => Prom
     }
     const writer = deps.writer;
     try {
-      const sender = authenticateIngestRequest(request, deps.keys);
+      const sender = await authenticateIngestRequest(request, deps.keys);
       const encoding = encodingOf(request.headers.get("content-type"));
       const body = await readBody(request, deps.maxBytes);
       const received = receiveExport(body, { encoding, pathSignal });

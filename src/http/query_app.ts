@@ -9,7 +9,7 @@ import type { ApiHandler, ApiServices } from "../api/context.ts";
 import { pingRoutes } from "../api/ping.ts";
 import { sessionRoutes } from "../api/sessions.ts";
 import { toolCallRoutes } from "../api/tool_calls.ts";
-import type { KeyVerifier } from "../store/keys.ts";
+import type { KeyVerifier } from "../store/stores.ts";
 import { authenticateApiRequest } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
@@ -49,7 +49,7 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     if (!route) return textResponse(404, "404 page not found");
     if (request.method !== "GET") return methodNotAllowed();
     try {
-      const principal = authenticateApiRequest(request, deps.keys);
+      const principal = await authenticateApiRequest(request, deps.keys);
       return await route.handler({
         url,
         params: route.params,

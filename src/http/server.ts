@@ -8,7 +8,7 @@ import type { ApiHandler } from "../api/context.ts";
 import type { ListenAddress, ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths, openDataDir } from "../store/data_dir.ts";
-import type { KeyVerifier } from "../store/keys.ts";
+import type { KeyVerifier } from "../store/stores.ts";
 import { ReaderPool } from "../store/reader.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import type { RetentionResult } from "../store/retention.ts";

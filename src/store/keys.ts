@@ -11,6 +11,7 @@ import { migrate, openDatabase, requireMigrated, tx } from "./sqlite.ts";
 import { hashSecret, newId, randomBase62 } from "./tokens.ts";
 import { formatTimestamp } from "../time.ts";
 import { UserInputError } from "../errors.ts";
+import type { KeyStoreApi } from "./stores.ts";
 
 /** Prefix of organization API keys (query API). */
 export const API_KEY_PREFIX = "wb_api_";
@@ -35,12 +36,6 @@ export interface IngestPrincipal {
   actorId: string;
 }
 
-/** The lookups the servers make on every request. */
-export interface KeyVerifier {
-  verifyApiKey(key: string): ApiPrincipal | null;
-  verifyIngestKey(key: string): IngestPrincipal | null;
-}
-
 /** A listed API key, never with its secret. */
 export interface ListedKey {
   id: string;
@@ -51,7 +46,7 @@ export interface ListedKey {
 }
 
 /** The key store over one SQLite connection. */
-export class KeyStore implements KeyVerifier {
+export class KeyStore implements KeyStoreApi {
   readonly #db: DatabaseSync;
   readonly #findApiKey: StatementSync;
   readonly #findIngestKey: StatementSync;

@@ -6,6 +6,9 @@
  * @module
  */
 
+import { sqliteQueries, type TelemetryQueries } from "./telemetry_queries.ts";
+import type { TelemetryReader } from "./stores.ts";
+
 /** One statement and its positional parameters. */
 export interface ReadStatement {
   sql: string;
@@ -61,7 +64,8 @@ export interface ReaderPoolOptions {
 }
 
 /** Runs read batches on a fixed number of threads, queueing the rest. */
-export class ReaderPool {
+export class ReaderPool implements TelemetryReader {
+  readonly queries: TelemetryQueries = sqliteQueries;
   readonly #options: ReaderPoolOptions;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];

@@ -1,20 +1,66 @@
 /**
  * Builds the read statements of the query API from validated filters: the
- * SQL text comes from `sql/sqlite/queries.sql`, with parameterized `AND …`
- * predicates spliced in where a filter is set.
+ * SQL text comes from the engine's `queries.sql` (`sql/sqlite/`,
+ * `sql/postgres/`: the same statement names, `?` placeholders), with
+ * parameterized `AND …` predicates spliced in where a filter is set.
  *
  * @module
  */
-import queriesSql from "../../sql/sqlite/queries.sql" with { type: "text" };
+import postgresQueriesSql from "../../sql/postgres/queries.sql" with { type: "text" };
+import sqliteQueriesSql from "../../sql/sqlite/queries.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "./named_sql.ts";
 import type { ReadStatement } from "./reader.ts";
 
-const queries = parseNamedSql(queriesSql);
-
-/** Named statement text, for tests that inspect query plans. */
-export function querySql(name: string): string {
-  return namedSql(queries, name);
+/** The statement builders of one SQL dialect. */
+export interface TelemetryQueries {
+  /** Named statement text (tests inspect query plans with it). */
+  sql(name: string): string;
+  toolCallsPage(
+    orgId: string,
+    filters: CallFilters,
+    after: PageKey | null,
+    limit: number,
+  ): ReadStatement;
+  sessionsPage(
+    orgId: string,
+    filters: SessionFilters,
+    after: PageKey | null,
+    limit: number,
+  ): ReadStatement;
+  sessionDetail(orgId: string, sessionId: string): ReadStatement[];
+  toolCallDetail(orgId: string, id: string): ReadStatement;
+  facet(orgId: string, name: FacetName): ReadStatement;
 }
+
+/** The facets of spec §4.3 and §4.6. */
+export type FacetName = "agents" | "domains" | "tool_names" | "tool_types" | "categories";
+
+/** Statement builders over one `queries.sql` text. */
+export function telemetryQueries(queriesSql: string): TelemetryQueries {
+  const queries = parseNamedSql(queriesSql);
+  const querySql = (name: string) => namedSql(queries, name);
+  return {
+    sql: querySql,
+    toolCallsPage: (orgId, filters, after, limit) =>
+      toolCallsPage(querySql, orgId, filters, after, limit),
+    sessionsPage: (orgId, filters, after, limit) =>
+      sessionsPage(querySql, orgId, filters, after, limit),
+    sessionDetail: (orgId, sessionId) =>
+      ["session", "session_tool_calls", "session_risk_flags", "session_domains"].map((name) => ({
+        sql: querySql(name),
+        params: [orgId, sessionId],
+      })),
+    toolCallDetail: (orgId, id) => ({ sql: querySql("tool_call"), params: [orgId, id] }),
+    facet: (orgId, name) => ({ sql: querySql(`facet_${name}`), params: [orgId] }),
+  };
+}
+
+/** The builders of `telemetry.db` (SQLite). */
+export const sqliteQueries: TelemetryQueries = telemetryQueries(sqliteQueriesSql);
+/** The builders of the PostgreSQL store. */
+export const postgresQueries: TelemetryQueries = telemetryQueries(postgresQueriesSql);
+
+type QuerySql = (name: string) => string;
 
 type Param = string | number | null;
 
@@ -62,7 +108,8 @@ function splice(sql: string, marker: string, predicate: string): string {
 }
 
 /** One page of tool calls, newest first; fetches `limit + 1` rows to see if more exist. */
-export function toolCallsPage(
+function toolCallsPage(
+  querySql: QuerySql,
   orgId: string,
   filters: CallFilters,
   after: PageKey | null,
@@ -90,7 +137,8 @@ export function selectsCalls(filters: SessionFilters): boolean {
 }
 
 /** One page of sessions by `last_seen`, newest first; `limit + 1` rows. */
-export function sessionsPage(
+function sessionsPage(
+  querySql: QuerySql,
   orgId: string,
   filters: SessionFilters,
   after: PageKey | null,
@@ -127,24 +175,4 @@ export function sessionsPage(
     page,
   );
   return { sql, params };
-}
-
-/** The statements of a session detail, read in one snapshot. */
-export function sessionDetail(orgId: string, sessionId: string): ReadStatement[] {
-  return ["session", "session_tool_calls", "session_risk_flags", "session_domains"].map((
-    name,
-  ) => ({ sql: querySql(name), params: [orgId, sessionId] }));
-}
-
-/** One tool call with every stored field. */
-export function toolCallDetail(orgId: string, id: string): ReadStatement {
-  return { sql: querySql("tool_call"), params: [orgId, id] };
-}
-
-/** A facet list of distinct values, alphabetical, at most 1,000. */
-export function facet(
-  orgId: string,
-  name: "agents" | "domains" | "tool_names" | "tool_types" | "categories",
-): ReadStatement {
-  return { sql: querySql(`facet_${name}`), params: [orgId] };
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { TelemetryWriterApi } from "./stores.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import { log } from "../log.ts";
 import type { RetentionOptions, RetentionResult } from "./retention.ts";
@@ -24,7 +25,7 @@ export class WriterError extends Error {
 }
 
 /** The telemetry write path, run on its own thread. */
-export class WriterThread {
+export class WriterThread implements TelemetryWriterApi {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;

@@ -1,0 +1,123 @@
+-- Read statements of the query API. `/*filters*/` is replaced by zero or more
+-- parameterized `AND …` predicates built in src/store/telemetry_queries.ts.
+
+-- name: sessions_page
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version, model, cost_usd
+FROM sessions
+WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
+ORDER BY last_seen DESC, session_id DESC
+LIMIT ?;
+
+-- name: filtered_sessions_page
+SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd
+FROM (
+  SELECT session_id,
+    min(ts) AS first_seen,
+    max(ts) AS last_seen,
+    count(*) AS tool_call_count,
+    sum(outcome = 'error') AS error_count,
+    sum(outcome = 'ok') AS success_count,
+    -- The model of the latest matching call that reports one, in one pass.
+    max(CASE WHEN model IS NOT NULL AND model <> ''
+      THEN printf('%015d|%s|%s', ts, id, model) END) AS model_key
+  FROM tool_calls
+  WHERE org_id = ? /*filters*/
+  -- `+` keeps the planner from walking the session index for the grouping:
+  -- the filters' own index (actor, time, …) reads far fewer rows.
+  GROUP BY +session_id
+) AS g
+-- CROSS JOIN keeps the order: one primary-key lookup per matching session.
+CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = g.session_id
+WHERE 1 = 1 /*page*/
+ORDER BY g.last_seen DESC, g.session_id DESC
+LIMIT ?;
+
+-- name: session
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version, model, cost_usd
+FROM sessions
+WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
+
+-- name: session_tool_calls
+SELECT id, ts, tool_name, tool_type, category, duration_ms, outcome, error_message, decision,
+  decision_source
+FROM tool_calls
+WHERE org_id = ? AND session_id = ?
+ORDER BY ts, id
+LIMIT 5000;
+
+-- name: session_risk_flags
+SELECT ts, tool_call_id, tool_name, flag, evidence
+FROM risk_flags
+WHERE org_id = ? AND session_id = ?
+ORDER BY ts, flag, call_id
+LIMIT 5000;
+
+-- name: session_domains
+SELECT domain, scheme, count(*) AS hits
+FROM domain_hits
+WHERE org_id = ? AND session_id = ?
+GROUP BY domain, scheme
+ORDER BY hits DESC, domain, scheme
+LIMIT 5000;
+
+-- name: tool_calls_page
+SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
+  error_message, decision, decision_source, agent_system, model
+FROM tool_calls
+WHERE org_id = ? /*filters*/
+ORDER BY ts DESC, id DESC
+LIMIT ?;
+
+-- name: tool_call
+SELECT * FROM tool_calls WHERE org_id = ? AND id = ?;
+
+-- Facets walk an index one distinct value at a time (a skip scan), so they
+-- cost one seek per value, not a scan of every row.
+
+-- name: facet_agents
+WITH RECURSIVE v(value) AS (
+  SELECT min(agent_system) FROM sessions WHERE org_id = ?1
+  UNION ALL
+  SELECT (SELECT min(agent_system) FROM sessions WHERE org_id = ?1 AND agent_system > v.value)
+  FROM v WHERE v.value IS NOT NULL
+)
+SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
+
+-- name: facet_domains
+WITH RECURSIVE v(value) AS (
+  SELECT min(domain) FROM domain_hits WHERE org_id = ?1
+  UNION ALL
+  SELECT (SELECT min(domain) FROM domain_hits WHERE org_id = ?1 AND domain > v.value)
+  FROM v WHERE v.value IS NOT NULL
+)
+SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
+
+-- name: facet_tool_names
+WITH RECURSIVE v(value) AS (
+  SELECT min(tool_name) FROM tool_calls WHERE org_id = ?1
+  UNION ALL
+  SELECT (SELECT min(tool_name) FROM tool_calls WHERE org_id = ?1 AND tool_name > v.value)
+  FROM v WHERE v.value IS NOT NULL
+)
+SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
+
+-- name: facet_tool_types
+WITH RECURSIVE v(value) AS (
+  SELECT min(tool_type) FROM tool_calls WHERE org_id = ?1
+  UNION ALL
+  SELECT (SELECT min(tool_type) FROM tool_calls WHERE org_id = ?1 AND tool_type > v.value)
+  FROM v WHERE v.value IS NOT NULL
+)
+SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
+
+-- name: facet_categories
+WITH RECURSIVE v(value) AS (
+  SELECT min(category) FROM tool_calls WHERE org_id = ?1
+  UNION ALL
+  SELECT (SELECT min(category) FROM tool_calls WHERE org_id = ?1 AND category > v.value)
+  FROM v WHERE v.value IS NOT NULL
+)
+SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;

@@ -1,0 +1,62 @@
+/**
+ * The two storage interfaces (DESIGN §8) — the key store and the telemetry
+ * store — that endpoints, ingest and detection use without knowing which
+ * engine runs: the embedded SQLite files (`data_dir.ts`) or PostgreSQL
+ * (`postgres/stores.ts`).
+ *
+ * @module
+ */
+import type { TelemetryEvent } from "../ingest/types.ts";
+import type { ApiPrincipal, IngestPrincipal, ListedKey } from "./keys.ts";
+import type { ReadStatement } from "./reader.ts";
+import type { RetentionResult } from "./retention.ts";
+import type { IngestSummary, Sender } from "./telemetry_writer.ts";
+import type { TelemetryQueries } from "./telemetry_queries.ts";
+
+/** A value, or a promise of it: the SQLite key store answers at once. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** The lookups the servers make on every request (no cache: a revocation holds at once). */
+export interface KeyVerifier {
+  verifyApiKey(key: string): Awaitable<ApiPrincipal | null>;
+  verifyIngestKey(key: string): Awaitable<IngestPrincipal | null>;
+}
+
+/** The key store: the verifier plus the admin commands of DESIGN §3. */
+export interface KeyStoreApi extends KeyVerifier {
+  /** Throws unless the store answers. */
+  probe(): Awaitable<void>;
+  close(): Awaitable<void>;
+  createOrg(name: string): Awaitable<{ id: string; name: string }>;
+  addMember(org: string, email: string): Awaitable<{ id: string; org: string; email: string }>;
+  removeMember(org: string, member: string): Awaitable<{ member: string; revoked_keys: number }>;
+  createKey(
+    org: string,
+    member: string,
+    name?: string,
+  ): Awaitable<{ id: string; key: string; org: string; member: string }>;
+  revokeKey(id: string): Awaitable<{ id: string; revoked_at: string }>;
+  listKeys(org: string): Awaitable<{ keys: ListedKey[] }>;
+  createActor(org: string, name?: string): Awaitable<{ actor_id: string; ingest_key: string }>;
+}
+
+/** The read side of the telemetry store: statements run in one snapshot, under the time limit. */
+export interface TelemetryReader {
+  /** The statement builders of this engine's SQL dialect. */
+  readonly queries: TelemetryQueries;
+  read(statements: ReadStatement[]): Promise<unknown[][]>;
+  close(): Awaitable<void>;
+}
+
+/** The write side of the telemetry store. */
+export interface TelemetryWriterApi {
+  /** The telemetry `seq` after the last write this process made (replica lag metric). */
+  readonly lastSeq: number;
+  /** Stores the events of one export request in one transaction. */
+  ingest(sender: Sender, events: TelemetryEvent[]): Promise<IngestSummary>;
+  /** Rejects unless the store takes a write transaction. */
+  probe(): Promise<void>;
+  /** One retention pass. */
+  runRetention(now?: number): Promise<RetentionResult>;
+  close(): Promise<void>;
+}
