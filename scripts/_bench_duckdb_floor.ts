@@ -45,7 +45,7 @@ const f = (value: number) => `${value.toFixed(2)} ms`.padStart(10);
 
 const replica = await Replica.open({
   path: `${dir}/analytics.duckdb`,
-  telemetryPath: `${dir}/telemetry.db`,
+  source: { engine: "sqlite", path: `${dir}/telemetry.db` },
   quiet: true,
 });
 await replica.catchUp();

@@ -1006,7 +1006,7 @@ async function run(): Promise<{ text: string; calls: number }> {
   const rebuildStarted = performance.now();
   const analytics = await openAnalytics({
     path: `${dir}/analytics.duckdb`,
-    telemetryPath: `${dir}/telemetry.db`,
+    source: { engine: "sqlite", path: `${dir}/telemetry.db` },
     timeoutMs: 3_600_000,
     quiet: true,
   });

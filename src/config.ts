@@ -40,8 +40,14 @@ const positiveInt = (name: string) =>
     return number;
   });
 
+const databaseUrl = z.string().refine((value) => /^postgres(ql)?:\/\/\S+$/.test(value), {
+  error: (issue) =>
+    `Invalid database URL: ${JSON.stringify(issue.input)} (expected postgres://USER@HOST:PORT/DB)`,
+});
+
 const rawConfig = z.object({
   data: z.string().min(1),
+  database: databaseUrl.optional(),
   listen: hostPort.optional(),
   ingestListen: hostPort.optional(),
   tlsCert: z.string().optional(),
@@ -73,6 +79,8 @@ export interface ListenAddress {
 /** The validated configuration of `serve`. */
 export interface ServeConfig {
   dataDir: string;
+  /** PostgreSQL URL of the shared store (DESIGN §8), or null for the embedded SQLite files. */
+  database: string | null;
   listen: ListenAddress;
   ingestListen: ListenAddress;
   tls: { cert: string; key: string } | null;
@@ -92,6 +100,7 @@ export type ServeFlags = Partial<Record<keyof z.input<typeof rawConfig>, string 
 
 const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   data: "AGENT_TELEMETRY_DATA",
+  database: "AGENT_TELEMETRY_DATABASE_URL",
   listen: "AGENT_TELEMETRY_LISTEN",
   ingestListen: "AGENT_TELEMETRY_INGEST_LISTEN",
   tlsCert: "AGENT_TELEMETRY_TLS_CERT",
@@ -133,10 +142,16 @@ export function resolveServeConfig(
   const tls = raw.tlsCert !== undefined && raw.tlsKey !== undefined
     ? { cert: readPem(raw.tlsCert, "certificate"), key: readPem(raw.tlsKey, "key") }
     : null;
-  if (!raw.readOnly) checkDataDirWritable(raw.data);
+  if (raw.database !== undefined && raw.maxDiskBytes !== undefined) {
+    throw new ConfigError(
+      "--max-disk-bytes caps the embedded store only; with --database, size PostgreSQL's disk and use --retention-days",
+    );
+  }
+  if (!raw.readOnly || raw.database !== undefined) checkDataDirWritable(raw.data);
   const defaultHost = tls ? "0.0.0.0" : "127.0.0.1";
   return {
     dataDir: raw.data,
+    database: raw.database ?? null,
     listen: raw.listen ?? { hostname: defaultHost, port: tls ? 443 : 8080 },
     ingestListen: raw.ingestListen ?? { hostname: defaultHost, port: 4318 },
     tls,

@@ -3,11 +3,57 @@
  * data directory, keys made through the same key store code the CLI uses,
  * and small HTTP helpers. Always shut down with `await using`.
  *
+ * Engines: a test declared with {@link engineTest} runs on the embedded
+ * SQLite store and, when `AGENT_TELEMETRY_TEST_DATABASE_URL` names a
+ * PostgreSQL server, once more on a fresh PostgreSQL database of its own
+ * (named `… [postgres]`): the parity run of DESIGN §8.
+ *
  * @module
  */
 import { resolveServeConfig, type ServeFlags } from "../src/config.ts";
 import { type RunningServer, type ServeOverrides, startServer } from "../src/http/server.ts";
-import { openKeyStore } from "../src/store/data_dir.ts";
+import { openKeyStoreFor } from "../src/store/open_stores.ts";
+import type { KeyStoreApi } from "../src/store/stores.ts";
+import { createTestDatabase, pgTestUrl, type TestDatabase } from "./_pg.ts";
+
+/** The storage engines a server can run on. */
+export type Engine = "sqlite" | "postgres";
+
+/** The engine the running {@link engineTest} variant uses (files run their tests one at a time). */
+let currentEngine: Engine = "sqlite";
+
+/** The engine of the test running now. */
+export function testEngine(): Engine {
+  return currentEngine;
+}
+
+/** Registers `fn` once per available engine; servers it starts use that engine. */
+export function engineTest(
+  name: string,
+  fn: (t: Deno.TestContext) => Promise<void> | void,
+  options: Omit<Deno.TestDefinition, "name" | "fn"> = {},
+): void {
+  const engines: Engine[] = pgTestUrl() ? ["sqlite", "postgres"] : ["sqlite"];
+  for (const engine of engines) {
+    Deno.test({
+      ...options,
+      name: engine === "sqlite" ? name : `${name} [postgres]`,
+      fn: async (t) => {
+        currentEngine = engine;
+        try {
+          await fn(t);
+        } finally {
+          currentEngine = "sqlite";
+        }
+      },
+    });
+  }
+}
+
+/** A store for a test server: a fresh PostgreSQL database on that engine, else none. */
+export async function testDatabase(engine = currentEngine): Promise<TestDatabase | null> {
+  return engine === "postgres" ? await createTestDatabase() : null;
+}
 
 /** An organization with a member, an API key and one actor. */
 export interface TestOrg {
@@ -22,6 +68,8 @@ export interface TestOrg {
 /** A running test server and its data directory. */
 export interface TestServer extends AsyncDisposable {
   dir: string;
+  /** The PostgreSQL URL the server stores in, or null on the embedded store. */
+  database: string | null;
   server: RunningServer;
   queryUrl: string;
   ingestUrl: string;
@@ -33,22 +81,39 @@ export interface TestServer extends AsyncDisposable {
   /** POSTs an OTLP/JSON body to the ingest listener. */
   ingest(path: string, body: unknown, ingestKey: string): Promise<Response>;
   createOrg(name?: string): Promise<TestOrg>;
+  /** The server's key store, as the admin commands open it (close it after use). */
+  keyStore(): Promise<KeyStoreApi>;
   close(): Promise<void>;
 }
 
 /** Starts a server on 127.0.0.1 with ephemeral ports over a fresh temp dir. */
 export async function startTestServer(
-  options: { flags?: ServeFlags; overrides?: ServeOverrides; dir?: string } = {},
+  options: {
+    flags?: ServeFlags;
+    overrides?: ServeOverrides;
+    dir?: string;
+    /** An existing PostgreSQL database to use (kept), e.g. to restart over the same data. */
+    database?: string;
+  } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? await Deno.makeTempDir({ prefix: "agent-telemetry-test-" });
+  const ownDatabase = options.database === undefined ? await testDatabase() : null;
+  const database = options.database ?? ownDatabase?.url ?? null;
   const config = resolveServeConfig({
     data: dir,
     listen: "127.0.0.1:0",
     ingestListen: "127.0.0.1:0",
     logLevel: "error",
+    ...(database === null ? {} : { database }),
     ...options.flags,
   }, () => undefined);
-  const server = await startServer(config, { quiet: true, ...options.overrides });
+  let server: RunningServer;
+  try {
+    server = await startServer(config, { quiet: true, ...options.overrides });
+  } catch (error) {
+    await ownDatabase?.drop();
+    throw error;
+  }
   const get = (path: string, key?: string, init: RequestInit = {}) =>
     fetch(server.queryUrl + path, {
       ...init,
@@ -59,10 +124,12 @@ export async function startTestServer(
     if (closed) return;
     closed = true;
     await server.close();
+    await ownDatabase?.drop();
     if (!options.dir) await Deno.remove(dir, { recursive: true });
   };
   return {
     dir,
+    database,
     server,
     queryUrl: server.queryUrl,
     ingestUrl: server.ingestUrl,
@@ -80,7 +147,10 @@ export async function startTestServer(
       });
     },
     createOrg(name = "Acme") {
-      return createTestOrg(dir, name);
+      return createTestOrg(dir, name, database);
+    },
+    keyStore() {
+      return openKeyStoreFor(dir, database);
     },
     close,
     [Symbol.asyncDispose]: close,
@@ -88,8 +158,12 @@ export async function startTestServer(
 }
 
 /** Creates an org, member, API key and actor through the CLI's key store code. */
-export async function createTestOrg(dir: string, name = "Acme"): Promise<TestOrg> {
-  const store = openKeyStore(dir);
+export async function createTestOrg(
+  dir: string,
+  name = "Acme",
+  database: string | null = null,
+): Promise<TestOrg> {
+  const store = await openKeyStoreFor(dir, database);
   try {
     const org = await store.createOrg(name);
     const member = await store.addMember(org.id, `admin@${name.toLowerCase()}.test`);

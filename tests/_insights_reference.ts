@@ -665,7 +665,7 @@ export async function startInsightsEnv(
   const open = (timeout: number) =>
     openAnalytics({
       path: dataPaths(dir).analytics,
-      telemetryPath: dataDir.telemetryPath,
+      source: { engine: "sqlite", path: dataDir.telemetryPath },
       timeoutMs: timeout,
       quiet: true,
     });

@@ -19,14 +19,23 @@ export interface TestDatabase extends AsyncDisposable {
   drop(): Promise<void>;
 }
 
+/** Options of {@link createTestDatabase}. */
+export interface TestDatabaseOptions {
+  /** An ICU locale (e.g. `"en-US"`) for the database's default collation instead of the server's. */
+  icuLocale?: string;
+}
+
 /** Creates an empty database on the test server; throws when none is configured. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const serverUrl = pgTestUrl();
   if (!serverUrl) throw new Error("AGENT_TELEMETRY_TEST_DATABASE_URL is not set");
   const name = `at_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
   const admin = connectPostgres(serverUrl, { max: 1 });
   try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
+    const locale = options.icuLocale === undefined
+      ? ""
+      : ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale}'`;
+    await admin.unsafe(`CREATE DATABASE ${name}${locale}`);
   } finally {
     await admin.end();
   }

@@ -6,7 +6,6 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { openKeyStore } from "../src/store/data_dir.ts";
 import type { TestOrg, TestServer } from "./_harness.ts";
 import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 
@@ -22,9 +21,9 @@ export interface Scenario {
 /** Loads the scenario for a new organization. */
 export async function loadScenario(server: TestServer, name = "Acme"): Promise<Scenario> {
   const org = await server.createOrg(name);
-  const store = openKeyStore(server.dir);
-  const actor = store.createActor(org.orgId, "second");
-  store.close();
+  const store = await server.keyStore();
+  const actor = await store.createActor(org.orgId, "second");
+  await store.close();
   const actorB = { actorId: actor.actor_id, ingestKey: actor.ingest_key };
   await send(server, org.ingestKey, [
     toolResult({

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
 
 interface Scenario {
   name: string;
@@ -100,7 +100,7 @@ const scenarios: Scenario[] = [
   },
 ];
 
-Deno.test("query parameters are validated with messages that name the problem", async (t) => {
+engineTest("query parameters are validated with messages that name the problem", async (t) => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   for (const scenario of scenarios) {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { KeyVerifier } from "../src/store/stores.ts";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
 
-Deno.test("unknown paths are 404 text before auth, wrong methods 405 text", async (t) => {
+engineTest("unknown paths are 404 text before auth, wrong methods 405 text", async (t) => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   for (const path of ["/", "/v1", "/v1/", "/v1/nope", "/v1/sessions/a/b", "/v1/tool-calls/"]) {
@@ -28,40 +28,43 @@ Deno.test("unknown paths are 404 text before auth, wrong methods 405 text", asyn
   });
 });
 
-Deno.test("auth accepts exactly 'Bearer <key>' and refuses everything else with the fixed 401", async (t) => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const other = await server.createOrg("Other");
-  await t.step("a valid key", async () => {
-    const ping = await server.getJson("/v1/ping", org.apiKey);
-    assert.equal(ping.status, 200);
-  });
-  const bad: Record<string, string | undefined> = {
-    "missing header": undefined,
-    "wrong scheme": `Basic ${org.apiKey}`,
-    "lower-case scheme": `bearer ${org.apiKey}`,
-    "two spaces": `Bearer  ${org.apiKey}`,
-    "a second word": `Bearer ${org.apiKey} extra`,
-    "no key": "Bearer ",
-    "unknown key": "Bearer wb_api_0000000000000000000000000000000000000000000",
-    "an ingest key": `Bearer ${org.ingestKey}`,
-    "another org's ingest key": `Bearer ${other.ingestKey}`,
-  };
-  for (const [name, header] of Object.entries(bad)) {
-    await t.step(name, async () => {
-      const response = await server.get("/v1/sessions", undefined, {
-        headers: header === undefined ? {} : { authorization: header },
-      });
-      assert.equal(response.status, 401);
-      assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
-      assert.deepEqual(await response.json(), {
-        error: { code: "unauthenticated", message: "invalid or missing Bearer credential" },
-      });
+engineTest(
+  "auth accepts exactly 'Bearer <key>' and refuses everything else with the fixed 401",
+  async (t) => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const other = await server.createOrg("Other");
+    await t.step("a valid key", async () => {
+      const ping = await server.getJson("/v1/ping", org.apiKey);
+      assert.equal(ping.status, 200);
     });
-  }
-});
+    const bad: Record<string, string | undefined> = {
+      "missing header": undefined,
+      "wrong scheme": `Basic ${org.apiKey}`,
+      "lower-case scheme": `bearer ${org.apiKey}`,
+      "two spaces": `Bearer  ${org.apiKey}`,
+      "a second word": `Bearer ${org.apiKey} extra`,
+      "no key": "Bearer ",
+      "unknown key": "Bearer wb_api_0000000000000000000000000000000000000000000",
+      "an ingest key": `Bearer ${org.ingestKey}`,
+      "another org's ingest key": `Bearer ${other.ingestKey}`,
+    };
+    for (const [name, header] of Object.entries(bad)) {
+      await t.step(name, async () => {
+        const response = await server.get("/v1/sessions", undefined, {
+          headers: header === undefined ? {} : { authorization: header },
+        });
+        assert.equal(response.status, 401);
+        assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
+        assert.deepEqual(await response.json(), {
+          error: { code: "unauthenticated", message: "invalid or missing Bearer credential" },
+        });
+      });
+    }
+  },
+);
 
-Deno.test("a key store that cannot be read answers 503 keystore_unavailable", async () => {
+engineTest("a key store that cannot be read answers 503 keystore_unavailable", async () => {
   const failing = (): KeyVerifier => ({
     verifyApiKey: () => {
       throw new Error("disk I/O error");
@@ -80,26 +83,28 @@ Deno.test("a key store that cannot be read answers 503 keystore_unavailable", as
   assert.equal(health.status, 200, "/healthz needs no key store");
 });
 
-Deno.test("key lifecycle: new key works at once, revoked key and removed member's keys fail next request", async () => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const { openKeyStore } = await import("../src/store/data_dir.ts");
-  const store = openKeyStore(server.dir);
-  try {
-    const fresh = store.createKey(org.orgId, org.memberId, "fresh");
-    assert.equal((await server.getJson("/v1/ping", fresh.key)).status, 200);
-    store.revokeKey(fresh.id);
-    assert.equal((await server.getJson("/v1/ping", fresh.key)).status, 401);
-    assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
-    const result = store.removeMember(org.orgId, org.memberId);
-    assert.equal(result.revoked_keys, 1);
-    assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 401);
-  } finally {
-    store.close();
-  }
-});
+engineTest(
+  "key lifecycle: new key works at once, revoked key and removed member's keys fail next request",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const store = await server.keyStore();
+    try {
+      const fresh = await store.createKey(org.orgId, org.memberId, "fresh");
+      assert.equal((await server.getJson("/v1/ping", fresh.key)).status, 200);
+      await store.revokeKey(fresh.id);
+      assert.equal((await server.getJson("/v1/ping", fresh.key)).status, 401);
+      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+      const result = await store.removeMember(org.orgId, org.memberId);
+      assert.equal(result.revoked_keys, 1);
+      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 401);
+    } finally {
+      await store.close();
+    }
+  },
+);
 
-Deno.test("over-long URLs and headers are refused before any work", async () => {
+engineTest("over-long URLs and headers are refused before any work", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const long = await server.get(`/v1/sessions?agent=${"a".repeat(9000)}`, org.apiKey);
@@ -112,25 +117,28 @@ Deno.test("over-long URLs and headers are refused before any work", async () => 
   await headers.body?.cancel();
 });
 
-Deno.test("queries past the queue limit are answered 503 overloaded with Retry-After", async () => {
-  await using server = await startTestServer({
-    flags: { readerThreads: "1", maxQueuedQueries: "1" },
-  });
-  const org = await server.createOrg();
-  const responses = await Promise.all(
-    Array.from(
-      { length: 30 },
-      () => server.get("/v1/sessions?after=2020-01-01T00:00:00Z", org.apiKey),
-    ),
-  );
-  const statuses = responses.map((r) => r.status);
-  const overloaded = responses.filter((r) => r.status === 503);
-  assert.ok(overloaded.length > 0, `statuses: ${statuses}`);
-  assert.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses}`);
-  assert.equal(overloaded[0]!.headers.get("retry-after"), "1");
-  for (const response of responses) {
-    if (response.status === 503) {
-      assert.equal((await response.json()).error.code, "overloaded");
-    } else await response.body?.cancel();
-  }
-});
+engineTest(
+  "queries past the queue limit are answered 503 overloaded with Retry-After",
+  async () => {
+    await using server = await startTestServer({
+      flags: { readerThreads: "1", maxQueuedQueries: "1" },
+    });
+    const org = await server.createOrg();
+    const responses = await Promise.all(
+      Array.from(
+        { length: 30 },
+        () => server.get("/v1/sessions?after=2020-01-01T00:00:00Z", org.apiKey),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    const overloaded = responses.filter((r) => r.status === 503);
+    assert.ok(overloaded.length > 0, `statuses: ${statuses}`);
+    assert.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses}`);
+    assert.equal(overloaded[0]!.headers.get("retry-after"), "1");
+    for (const response of responses) {
+      if (response.status === 503) {
+        assert.equal((await response.json()).error.code, "overloaded");
+      } else await response.body?.cancel();
+    }
+  },
+);

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
 import { loadScenario, T0 } from "./_scenario.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-Deno.test("GET /v1/sessions lists whole sessions newest first with every field", async () => {
+engineTest("GET /v1/sessions lists whole sessions newest first with every field", async () => {
   await using server = await startTestServer();
   const { org, actorB } = await loadScenario(server);
   const { status, body } = await server.getJson("/v1/sessions", org.apiKey);
@@ -34,213 +34,224 @@ Deno.test("GET /v1/sessions lists whole sessions newest first with every field",
   assert.equal(s2.cost_usd, 0.25);
 });
 
-Deno.test("GET /v1/sessions builds sessions from matching calls only, cost from the whole session", async (t) => {
-  await using server = await startTestServer();
-  const { org, actorB } = await loadScenario(server);
-  await t.step("time window", async () => {
-    const path = `/v1/sessions?after=${iso(T0 + 1000)}&before=${iso(T0 + 10_000)}`;
-    const { body } = await server.getJson(path, org.apiKey);
-    assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), ["s2", "s1"]);
-    const s1 = body.data[1];
-    assert.equal(s1.first_seen, iso(T0 + 1000));
-    assert.equal(s1.last_seen, iso(T0 + 2000));
-    assert.equal(s1.tool_call_count, 2);
-    assert.equal(s1.error_count, 1);
-    assert.equal(s1.success_count, 1);
-    assert.equal(s1.total_duration_ms, 1000);
-    assert.equal(s1.cost_usd, 0.5, "cost covers the whole session regardless of filters");
-    assert.equal(body.data[0].tool_call_count, 1);
-  });
-  await t.step("actor", async () => {
-    const { body } = await server.getJson(`/v1/sessions?actor=${actorB.actorId}`, org.apiKey);
-    assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), ["s2"]);
-  });
-  await t.step("team repeated, comma-separated, mixed, with blanks and duplicates", async () => {
-    for (
-      const query of [
-        `team=${org.actorId}&team=${actorB.actorId}`,
-        `team=${org.actorId},${actorB.actorId}`,
-        `team=${org.actorId},,%20&team=${actorB.actorId}&team=${org.actorId}`,
-      ]
-    ) {
-      const { body } = await server.getJson(`/v1/sessions?${query}`, org.apiKey);
-      assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), [
-        "s3",
-        "s2",
-        "s1",
-      ]);
-    }
-    const only = await server.getJson(`/v1/sessions?team=,${actorB.actorId},`, org.apiKey);
-    assert.deepEqual(only.body.data.map((s: { session_id: string }) => s.session_id), ["s2"]);
-    const blanks = await server.getJson(`/v1/sessions?team=,%20,`, org.apiKey);
-    assert.equal(blanks.body.data.length, 3, "a team of blanks only is no team filter");
-  });
-  await t.step("agent", async () => {
-    const hit = await server.getJson("/v1/sessions?agent=claude-code", org.apiKey);
-    assert.equal(hit.body.data.length, 3);
-    const miss = await server.getJson("/v1/sessions?agent=claude", org.apiKey);
-    assert.deepEqual(miss.body, { data: [] });
-  });
-  await t.step("domain: sessions that reached it, figures from matching calls", async () => {
-    const { body } = await server.getJson("/v1/sessions?domain=api.github.com", org.apiKey);
-    assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), ["s2"]);
-    assert.equal(body.data[0].tool_call_count, 2);
-    const both = await server.getJson(
-      `/v1/sessions?domain=docs.example.com&after=${iso(T0 + 1500)}`,
-      org.apiKey,
-    );
-    assert.equal(both.body.data[0].session_id, "s1");
-    assert.equal(both.body.data[0].tool_call_count, 1);
-  });
-});
-
-Deno.test("GET /v1/sessions pages with cursors: every row once, stable while data arrives", async (t) => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const { claudeExport, toolResult } = await import("./_otlp.ts");
-  const records = [];
-  for (let i = 0; i < 23; i++) {
-    // Pairs of sessions share a last_seen, so the tie-break by id is exercised.
-    records.push(
-      toolResult({
-        session: `p${String(i).padStart(2, "0")}`,
-        id: `t${i}`,
-        tool: "Read",
-        timeMs: T0 + Math.floor(i / 2) * 1000,
-      }),
-    );
-  }
-  const ingest = await server.ingest("/v1/logs", claudeExport(records), org.ingestKey);
-  assert.equal(ingest.status, 200);
-  await ingest.body?.cancel();
-  const seen: string[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const path = `/v1/sessions?limit=5${cursor ? `&cursor=${cursor}` : ""}`;
-    const { status, body } = await server.getJson(path, org.apiKey);
-    assert.equal(status, 200, JSON.stringify(body));
-    seen.push(...body.data.map((s: { session_id: string }) => s.session_id));
-    cursor = body.next_cursor;
-    if (pages === 1) {
-      // New telemetry arriving mid-walk, newer than everything: must not shift later pages.
-      const late = await server.ingest(
-        "/v1/logs",
-        claudeExport([
-          toolResult({ session: "late", id: "late", tool: "Read", timeMs: T0 + 99_000 }),
-        ]),
-        org.ingestKey,
-      );
-      await late.body?.cancel();
-    }
-    pages++;
-  } while (cursor);
-  assert.equal(pages, 5);
-  assert.equal(seen.length, 23);
-  assert.equal(new Set(seen).size, 23, "no session repeats");
-  await t.step("a cursor sent with other filters is refused", async () => {
-    const first = await server.getJson("/v1/sessions?limit=2", org.apiKey);
-    const other = await server.getJson(
-      `/v1/sessions?limit=2&agent=claude-code&cursor=${first.body.next_cursor}`,
-      org.apiKey,
-    );
-    assert.equal(other.status, 400);
-    assert.match(other.body.error.message, /^invalid cursor/);
-    const resized = await server.getJson(
-      `/v1/sessions?limit=3&cursor=${first.body.next_cursor}`,
-      org.apiKey,
-    );
-    assert.equal(resized.status, 200, "the page size may change between pages");
-  });
-  await t.step("filtered walk also returns every row once", async () => {
-    const ids: string[] = [];
-    let next: string | undefined;
-    do {
-      const { body } = await server.getJson(
-        `/v1/sessions?limit=4&agent=claude-code${next ? `&cursor=${next}` : ""}`,
+engineTest(
+  "GET /v1/sessions builds sessions from matching calls only, cost from the whole session",
+  async (t) => {
+    await using server = await startTestServer();
+    const { org, actorB } = await loadScenario(server);
+    await t.step("time window", async () => {
+      const path = `/v1/sessions?after=${iso(T0 + 1000)}&before=${iso(T0 + 10_000)}`;
+      const { body } = await server.getJson(path, org.apiKey);
+      assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), ["s2", "s1"]);
+      const s1 = body.data[1];
+      assert.equal(s1.first_seen, iso(T0 + 1000));
+      assert.equal(s1.last_seen, iso(T0 + 2000));
+      assert.equal(s1.tool_call_count, 2);
+      assert.equal(s1.error_count, 1);
+      assert.equal(s1.success_count, 1);
+      assert.equal(s1.total_duration_ms, 1000);
+      assert.equal(s1.cost_usd, 0.5, "cost covers the whole session regardless of filters");
+      assert.equal(body.data[0].tool_call_count, 1);
+    });
+    await t.step("actor", async () => {
+      const { body } = await server.getJson(`/v1/sessions?actor=${actorB.actorId}`, org.apiKey);
+      assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), ["s2"]);
+    });
+    await t.step("team repeated, comma-separated, mixed, with blanks and duplicates", async () => {
+      for (
+        const query of [
+          `team=${org.actorId}&team=${actorB.actorId}`,
+          `team=${org.actorId},${actorB.actorId}`,
+          `team=${org.actorId},,%20&team=${actorB.actorId}&team=${org.actorId}`,
+        ]
+      ) {
+        const { body } = await server.getJson(`/v1/sessions?${query}`, org.apiKey);
+        assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), [
+          "s3",
+          "s2",
+          "s1",
+        ]);
+      }
+      const only = await server.getJson(`/v1/sessions?team=,${actorB.actorId},`, org.apiKey);
+      assert.deepEqual(only.body.data.map((s: { session_id: string }) => s.session_id), ["s2"]);
+      const blanks = await server.getJson(`/v1/sessions?team=,%20,`, org.apiKey);
+      assert.equal(blanks.body.data.length, 3, "a team of blanks only is no team filter");
+    });
+    await t.step("agent", async () => {
+      const hit = await server.getJson("/v1/sessions?agent=claude-code", org.apiKey);
+      assert.equal(hit.body.data.length, 3);
+      const miss = await server.getJson("/v1/sessions?agent=claude", org.apiKey);
+      assert.deepEqual(miss.body, { data: [] });
+    });
+    await t.step("domain: sessions that reached it, figures from matching calls", async () => {
+      const { body } = await server.getJson("/v1/sessions?domain=api.github.com", org.apiKey);
+      assert.deepEqual(body.data.map((s: { session_id: string }) => s.session_id), ["s2"]);
+      assert.equal(body.data[0].tool_call_count, 2);
+      const both = await server.getJson(
+        `/v1/sessions?domain=docs.example.com&after=${iso(T0 + 1500)}`,
         org.apiKey,
       );
-      ids.push(...body.data.map((s: { session_id: string }) => s.session_id));
-      next = body.next_cursor;
-    } while (next);
-    assert.equal(ids.length, 24);
-    assert.equal(new Set(ids).size, 24);
-  });
-});
-
-Deno.test("GET /v1/sessions/{id} returns the whole session with calls, flags and domains", async (t) => {
-  await using server = await startTestServer();
-  const { org } = await loadScenario(server);
-  const other = await loadScenario(server, "Other");
-  await t.step("detail", async () => {
-    const { status, body } = await server.getJson("/v1/sessions/s2", org.apiKey);
-    assert.equal(status, 200);
-    assert.deepEqual(Object.keys(body), [
-      "session",
-      "tool_calls",
-      "risk_flags",
-      "external_domains",
-    ]);
-    assert.equal(body.session.session_id, "s2");
-    assert.equal(body.session.tool_call_count, 2);
-    assert.equal(body.tool_calls.length, 2);
-    const [rejected, ok] = body.tool_calls;
-    assert.deepEqual(Object.keys(rejected).sort(), [
-      "category",
-      "decision",
-      "decision_source",
-      "duration_ms",
-      "id",
-      "outcome",
-      "success",
-      "timestamp",
-      "tool_name",
-      "tool_type",
-    ]);
-    assert.equal(rejected.outcome, "rejected");
-    assert.equal(rejected.duration_ms, null);
-    assert.equal(rejected.success, null);
-    assert.equal(rejected.decision, "reject");
-    assert.equal(rejected.timestamp, iso(T0 + 10_000));
-    assert.equal(ok.outcome, "ok");
-    assert.equal(ok.success, true);
-    assert.equal(ok.category, "code_exec");
-    assert.deepEqual(body.external_domains, [{
-      domain: "api.github.com",
-      scheme: "https",
-      hits: 1,
-    }]);
-    const flags = body.risk_flags.map((f: { flag: string }) => f.flag);
-    assert.ok(flags.includes("destructive_operation"), JSON.stringify(body.risk_flags));
-    const flag = body.risk_flags.find((f: { flag: string }) => f.flag === "destructive_operation");
-    assert.equal(flag.tool_call_id, "toolu_5");
-    assert.equal(flag.tool_name, "Bash");
-    assert.equal(flag.timestamp, iso(T0 + 11_000));
-  });
-  await t.step("empty lists are []", async () => {
-    const { body } = await server.getJson("/v1/sessions/s3", org.apiKey);
-    assert.deepEqual(body.risk_flags, []);
-  });
-  await t.step("unknown and other organization's sessions are 404", async () => {
-    const missing = await server.getJson("/v1/sessions/nope", org.apiKey);
-    assert.deepEqual(missing, {
-      status: 404,
-      body: { error: { code: "not_found", message: "session not found" } },
+      assert.equal(both.body.data[0].session_id, "s1");
+      assert.equal(both.body.data[0].tool_call_count, 1);
     });
-    // Both organizations have an "s1"; each sees only its own.
-    const mine = await server.getJson("/v1/sessions/s1", org.apiKey);
-    const theirs = await server.getJson("/v1/sessions/s1", other.org.apiKey);
-    assert.equal(mine.body.session.actor_id, org.actorId);
-    assert.equal(theirs.body.session.actor_id, other.org.actorId);
-  });
-  await t.step("ids with reserved characters are percent-decoded", async () => {
-    const missing = await server.getJson("/v1/sessions/a%2Fb", org.apiKey);
-    assert.equal(missing.status, 404);
-    assert.equal(missing.body.error.message, "session not found");
-  });
-});
+  },
+);
 
-Deno.test("GET /v1/sessions/facets lists domains and agents alphabetically", async () => {
+engineTest(
+  "GET /v1/sessions pages with cursors: every row once, stable while data arrives",
+  async (t) => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const { claudeExport, toolResult } = await import("./_otlp.ts");
+    const records = [];
+    for (let i = 0; i < 23; i++) {
+      // Pairs of sessions share a last_seen, so the tie-break by id is exercised.
+      records.push(
+        toolResult({
+          session: `p${String(i).padStart(2, "0")}`,
+          id: `t${i}`,
+          tool: "Read",
+          timeMs: T0 + Math.floor(i / 2) * 1000,
+        }),
+      );
+    }
+    const ingest = await server.ingest("/v1/logs", claudeExport(records), org.ingestKey);
+    assert.equal(ingest.status, 200);
+    await ingest.body?.cancel();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const path = `/v1/sessions?limit=5${cursor ? `&cursor=${cursor}` : ""}`;
+      const { status, body } = await server.getJson(path, org.apiKey);
+      assert.equal(status, 200, JSON.stringify(body));
+      seen.push(...body.data.map((s: { session_id: string }) => s.session_id));
+      cursor = body.next_cursor;
+      if (pages === 1) {
+        // New telemetry arriving mid-walk, newer than everything: must not shift later pages.
+        const late = await server.ingest(
+          "/v1/logs",
+          claudeExport([
+            toolResult({ session: "late", id: "late", tool: "Read", timeMs: T0 + 99_000 }),
+          ]),
+          org.ingestKey,
+        );
+        await late.body?.cancel();
+      }
+      pages++;
+    } while (cursor);
+    assert.equal(pages, 5);
+    assert.equal(seen.length, 23);
+    assert.equal(new Set(seen).size, 23, "no session repeats");
+    await t.step("a cursor sent with other filters is refused", async () => {
+      const first = await server.getJson("/v1/sessions?limit=2", org.apiKey);
+      const other = await server.getJson(
+        `/v1/sessions?limit=2&agent=claude-code&cursor=${first.body.next_cursor}`,
+        org.apiKey,
+      );
+      assert.equal(other.status, 400);
+      assert.match(other.body.error.message, /^invalid cursor/);
+      const resized = await server.getJson(
+        `/v1/sessions?limit=3&cursor=${first.body.next_cursor}`,
+        org.apiKey,
+      );
+      assert.equal(resized.status, 200, "the page size may change between pages");
+    });
+    await t.step("filtered walk also returns every row once", async () => {
+      const ids: string[] = [];
+      let next: string | undefined;
+      do {
+        const { body } = await server.getJson(
+          `/v1/sessions?limit=4&agent=claude-code${next ? `&cursor=${next}` : ""}`,
+          org.apiKey,
+        );
+        ids.push(...body.data.map((s: { session_id: string }) => s.session_id));
+        next = body.next_cursor;
+      } while (next);
+      assert.equal(ids.length, 24);
+      assert.equal(new Set(ids).size, 24);
+    });
+  },
+);
+
+engineTest(
+  "GET /v1/sessions/{id} returns the whole session with calls, flags and domains",
+  async (t) => {
+    await using server = await startTestServer();
+    const { org } = await loadScenario(server);
+    const other = await loadScenario(server, "Other");
+    await t.step("detail", async () => {
+      const { status, body } = await server.getJson("/v1/sessions/s2", org.apiKey);
+      assert.equal(status, 200);
+      assert.deepEqual(Object.keys(body), [
+        "session",
+        "tool_calls",
+        "risk_flags",
+        "external_domains",
+      ]);
+      assert.equal(body.session.session_id, "s2");
+      assert.equal(body.session.tool_call_count, 2);
+      assert.equal(body.tool_calls.length, 2);
+      const [rejected, ok] = body.tool_calls;
+      assert.deepEqual(Object.keys(rejected).sort(), [
+        "category",
+        "decision",
+        "decision_source",
+        "duration_ms",
+        "id",
+        "outcome",
+        "success",
+        "timestamp",
+        "tool_name",
+        "tool_type",
+      ]);
+      assert.equal(rejected.outcome, "rejected");
+      assert.equal(rejected.duration_ms, null);
+      assert.equal(rejected.success, null);
+      assert.equal(rejected.decision, "reject");
+      assert.equal(rejected.timestamp, iso(T0 + 10_000));
+      assert.equal(ok.outcome, "ok");
+      assert.equal(ok.success, true);
+      assert.equal(ok.category, "code_exec");
+      assert.deepEqual(body.external_domains, [{
+        domain: "api.github.com",
+        scheme: "https",
+        hits: 1,
+      }]);
+      const flags = body.risk_flags.map((f: { flag: string }) => f.flag);
+      assert.ok(flags.includes("destructive_operation"), JSON.stringify(body.risk_flags));
+      const flag = body.risk_flags.find((f: { flag: string }) =>
+        f.flag === "destructive_operation"
+      );
+      assert.equal(flag.tool_call_id, "toolu_5");
+      assert.equal(flag.tool_name, "Bash");
+      assert.equal(flag.timestamp, iso(T0 + 11_000));
+    });
+    await t.step("empty lists are []", async () => {
+      const { body } = await server.getJson("/v1/sessions/s3", org.apiKey);
+      assert.deepEqual(body.risk_flags, []);
+    });
+    await t.step("unknown and other organization's sessions are 404", async () => {
+      const missing = await server.getJson("/v1/sessions/nope", org.apiKey);
+      assert.deepEqual(missing, {
+        status: 404,
+        body: { error: { code: "not_found", message: "session not found" } },
+      });
+      // Both organizations have an "s1"; each sees only its own.
+      const mine = await server.getJson("/v1/sessions/s1", org.apiKey);
+      const theirs = await server.getJson("/v1/sessions/s1", other.org.apiKey);
+      assert.equal(mine.body.session.actor_id, org.actorId);
+      assert.equal(theirs.body.session.actor_id, other.org.actorId);
+    });
+    await t.step("ids with reserved characters are percent-decoded", async () => {
+      const missing = await server.getJson("/v1/sessions/a%2Fb", org.apiKey);
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.error.message, "session not found");
+    });
+  },
+);
+
+engineTest("GET /v1/sessions/facets lists domains and agents alphabetically", async () => {
   await using server = await startTestServer();
   const { org } = await loadScenario(server);
   const { status, body } = await server.getJson("/v1/sessions/facets", org.apiKey);

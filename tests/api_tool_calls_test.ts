@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
 import { loadScenario, T0 } from "./_scenario.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const ids = (body: { data: { tool_name: string }[] }) => body.data.map((c) => c.tool_name);
 
-Deno.test("GET /v1/tool-calls lists calls newest first in the list form", async () => {
+engineTest("GET /v1/tool-calls lists calls newest first in the list form", async () => {
   await using server = await startTestServer();
   const { org } = await loadScenario(server);
   const { status, body } = await server.getJson("/v1/tool-calls", org.apiKey);
@@ -45,7 +45,7 @@ Deno.test("GET /v1/tool-calls lists calls newest first in the list form", async 
   assert.equal("error_message" in rejected, false, "empty optional fields are left out");
 });
 
-Deno.test("GET /v1/tool-calls applies every filter", async (t) => {
+engineTest("GET /v1/tool-calls applies every filter", async (t) => {
   await using server = await startTestServer();
   const { org, actorB } = await loadScenario(server);
   const cases: [string, string[]][] = [
@@ -77,7 +77,7 @@ Deno.test("GET /v1/tool-calls applies every filter", async (t) => {
   }
 });
 
-Deno.test("GET /v1/tool-calls pages every call exactly once", async () => {
+engineTest("GET /v1/tool-calls pages every call exactly once", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const { claudeExport, toolResult } = await import("./_otlp.ts");
@@ -107,7 +107,7 @@ Deno.test("GET /v1/tool-calls pages every call exactly once", async () => {
   assert.equal(new Set(seen).size, 37);
 });
 
-Deno.test("GET /v1/tool-calls/{id} returns the detail object", async (t) => {
+engineTest("GET /v1/tool-calls/{id} returns the detail object", async (t) => {
   await using server = await startTestServer();
   const { org } = await loadScenario(server);
   const other = await server.createOrg("Other");
@@ -173,21 +173,24 @@ Deno.test("GET /v1/tool-calls/{id} returns the detail object", async (t) => {
   });
 });
 
-Deno.test("GET /v1/tool-calls/facets lists names, types and categories alphabetically", async () => {
-  await using server = await startTestServer();
-  const { org } = await loadScenario(server);
-  const other = await server.createOrg("Other");
-  const { status, body } = await server.getJson("/v1/tool-calls/facets", org.apiKey);
-  assert.equal(status, 200);
-  assert.deepEqual(body, {
-    tool_names: ["Bash", "Edit", "Read", "WebFetch", "mcp__github__create_issue"],
-    tool_types: ["builtin", "mcp"],
-    categories: ["code_exec", "file_read", "file_write", "mcp", "web_fetch"],
-  });
-  const empty = await server.getJson("/v1/tool-calls/facets", other.apiKey);
-  assert.deepEqual(empty.body, { tool_names: [], tool_types: [], categories: [] });
-  const list = await server.getJson("/v1/tool-calls", other.apiKey);
-  assert.deepEqual(list.body, { data: [] }, "another organization sees none of this one's data");
-  const sessions = await server.getJson("/v1/sessions", other.apiKey);
-  assert.deepEqual(sessions.body, { data: [] });
-});
+engineTest(
+  "GET /v1/tool-calls/facets lists names, types and categories alphabetically",
+  async () => {
+    await using server = await startTestServer();
+    const { org } = await loadScenario(server);
+    const other = await server.createOrg("Other");
+    const { status, body } = await server.getJson("/v1/tool-calls/facets", org.apiKey);
+    assert.equal(status, 200);
+    assert.deepEqual(body, {
+      tool_names: ["Bash", "Edit", "Read", "WebFetch", "mcp__github__create_issue"],
+      tool_types: ["builtin", "mcp"],
+      categories: ["code_exec", "file_read", "file_write", "mcp", "web_fetch"],
+    });
+    const empty = await server.getJson("/v1/tool-calls/facets", other.apiKey);
+    assert.deepEqual(empty.body, { tool_names: [], tool_types: [], categories: [] });
+    const list = await server.getJson("/v1/tool-calls", other.apiKey);
+    assert.deepEqual(list.body, { data: [] }, "another organization sees none of this one's data");
+    const sessions = await server.getJson("/v1/sessions", other.apiKey);
+    assert.deepEqual(sessions.body, { data: [] });
+  },
+);

@@ -3,7 +3,7 @@
  * query API, secrets never in any response, and `detect rescan`.
  */
 import assert from "node:assert/strict";
-import { runCliProcess, startTestServer, type TestServer } from "./_harness.ts";
+import { engineTest, runCliProcess, startTestServer, type TestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 
 const GITHUB_TOKEN = "ghp_R8m2Kq7Zt4Vw9Xy3Bn6Lc1Pd5Fg0Hj2Sa4Qe";
@@ -54,44 +54,47 @@ async function allResponses(server: TestServer, key: string): Promise<string> {
   return texts.join("\n");
 }
 
-Deno.test("flags and domains of ingested calls appear in session detail and insights", async () => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);
-  await sent.body?.cancel();
-  const detail = (await server.getJson("/v1/sessions/risky", org.apiKey)).body;
-  const flags = detail.risk_flags.map((
-    f: { tool_call_id: string; flag: string; evidence: string },
-  ) => [f.tool_call_id, f.flag, f.evidence]);
-  assert.deepEqual(flags, [
-    ["t1", "credential_detected", "github_pat: ghp_…"],
-    ["t2", "credential_detected", "bearer_token: sk-a…"],
-    ["t3", "destructive_operation", "git push --force"],
-    ["t3", "sensitive_path", ".env"],
-  ]);
-  assert.deepEqual(detail.external_domains, [
-    { domain: "api.anthropic.com", scheme: "https", hits: 1 },
-    { domain: "docs.example.com", scheme: "https", hits: 1 },
-    { domain: "downloads.example.com", scheme: "https", hits: 1 },
-  ]);
-  const risk = (await server.getJson("/v1/insights/risk?window=7d", org.apiKey)).body;
-  assert.deepEqual(risk.summary, { total_flags: 4, sessions_flagged: 1, distinct_flag_kinds: 3 });
-  assert.deepEqual(risk.breakdown[0], {
-    flag: "credential_detected",
-    flags: 2,
-    sessions: 1,
-    tools: 1,
-  });
-  const domains = (await server.getJson("/v1/insights/domains?window=7d", org.apiKey)).body;
-  assert.equal(domains.summary.total_hits, 3);
-  assert.equal(domains.summary.unique_domains, 3);
-  const facets = (await server.getJson("/v1/sessions/facets", org.apiKey)).body;
-  assert.deepEqual(facets.domains, [
-    "api.anthropic.com",
-    "docs.example.com",
-    "downloads.example.com",
-  ]);
-});
+engineTest(
+  "flags and domains of ingested calls appear in session detail and insights",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);
+    await sent.body?.cancel();
+    const detail = (await server.getJson("/v1/sessions/risky", org.apiKey)).body;
+    const flags = detail.risk_flags.map((
+      f: { tool_call_id: string; flag: string; evidence: string },
+    ) => [f.tool_call_id, f.flag, f.evidence]);
+    assert.deepEqual(flags, [
+      ["t1", "credential_detected", "github_pat: ghp_…"],
+      ["t2", "credential_detected", "bearer_token: sk-a…"],
+      ["t3", "destructive_operation", "git push --force"],
+      ["t3", "sensitive_path", ".env"],
+    ]);
+    assert.deepEqual(detail.external_domains, [
+      { domain: "api.anthropic.com", scheme: "https", hits: 1 },
+      { domain: "docs.example.com", scheme: "https", hits: 1 },
+      { domain: "downloads.example.com", scheme: "https", hits: 1 },
+    ]);
+    const risk = (await server.getJson("/v1/insights/risk?window=7d", org.apiKey)).body;
+    assert.deepEqual(risk.summary, { total_flags: 4, sessions_flagged: 1, distinct_flag_kinds: 3 });
+    assert.deepEqual(risk.breakdown[0], {
+      flag: "credential_detected",
+      flags: 2,
+      sessions: 1,
+      tools: 1,
+    });
+    const domains = (await server.getJson("/v1/insights/domains?window=7d", org.apiKey)).body;
+    assert.equal(domains.summary.total_hits, 3);
+    assert.equal(domains.summary.unique_domains, 3);
+    const facets = (await server.getJson("/v1/sessions/facets", org.apiKey)).body;
+    assert.deepEqual(facets.domains, [
+      "api.anthropic.com",
+      "docs.example.com",
+      "downloads.example.com",
+    ]);
+  },
+);
 
 Deno.test("no response ever contains a detected secret; stored arguments are redacted", async () => {
   await using server = await startTestServer();
@@ -112,7 +115,7 @@ Deno.test("no response ever contains a detected secret; stored arguments are red
   }
 });
 
-Deno.test("--keep-secrets stores arguments verbatim but flags still hold no secret", async () => {
+engineTest("--keep-secrets stores arguments verbatim but flags still hold no secret", async () => {
   await using server = await startTestServer({ flags: { keepSecrets: true } });
   const org = await server.createOrg();
   const sent = await server.ingest("/v1/logs", risky(), org.ingestKey);

@@ -3,7 +3,7 @@
  * mapped field asserted through the query API.
  */
 import assert from "node:assert/strict";
-import { startTestServer, type TestServer } from "./_harness.ts";
+import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 
 type Call = Record<string, unknown>;
 
@@ -26,7 +26,7 @@ async function callsOf(server: TestServer, key: string, session: string): Promis
   return details;
 }
 
-Deno.test("Claude Code events map to tool calls, rejected calls and session cost", async () => {
+engineTest("Claude Code events map to tool calls, rejected calls and session cost", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "claude_code.json");
@@ -81,7 +81,7 @@ Deno.test("Claude Code events map to tool calls, rejected calls and session cost
   assert.equal(cost.summary.cost_available, true);
 });
 
-Deno.test("Claude Code's old attribute names map the same way", async () => {
+engineTest("Claude Code's old attribute names map the same way", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "claude_code_old_names.json");
@@ -113,7 +113,7 @@ Deno.test("Claude Code's old attribute names map the same way", async () => {
   assert.equal("arguments" in grep, false, "no arguments when tool details are off");
 });
 
-Deno.test("Codex events map with call ids, outputs and denied decisions", async () => {
+engineTest("Codex events map with call ids, outputs and denied decisions", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "codex.json");
@@ -150,7 +150,7 @@ Deno.test("Codex events map with call ids, outputs and denied decisions", async 
   assert.equal(cost.summary.cost_available, false);
 });
 
-Deno.test("Gemini CLI tool calls map without call ids; rejects are rejected calls", async () => {
+engineTest("Gemini CLI tool calls map without call ids; rejects are rejected calls", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "gemini_cli.json");
@@ -178,7 +178,7 @@ Deno.test("Gemini CLI tool calls map without call ids; rejects are rejected call
   );
 });
 
-Deno.test("GenAI semantic-convention spans map to tool calls with trace ids", async () => {
+engineTest("GenAI semantic-convention spans map to tool calls with trace ids", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const answer = await ingestFixture(server, org.ingestKey, "genai_spans.json", "/v1/traces");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
 import { apiRequest, claudeEvent, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 
@@ -23,7 +23,7 @@ function gzip(text: string): Promise<Uint8Array> {
   ).bytes();
 }
 
-Deno.test("ingest answers 200 with an empty JSON response and stores the calls", async () => {
+engineTest("ingest answers 200 with an empty JSON response and stores the calls", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const body = JSON.stringify(claudeExport([
@@ -38,7 +38,7 @@ Deno.test("ingest answers 200 with an empty JSON response and stores the calls",
   assert.equal(list.body.data[0].actor_id, org.actorId, "actor is the sending key's actor");
 });
 
-Deno.test("the same export sent twice is stored once", async () => {
+engineTest("the same export sent twice is stored once", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const body = JSON.stringify(claudeExport([
@@ -63,56 +63,62 @@ Deno.test("the same export sent twice is stored once", async () => {
   assert.equal(sessions.body.data[0].cost_usd, 1.25, "a retried model call is not counted twice");
 });
 
-Deno.test("a reject followed by the call's result becomes one ok call under the same id", async () => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const reject = claudeExport([
-    toolDecision({ session: "s1", id: "x", tool: "Bash", timeMs: T0, decision: "reject" }),
-  ]);
-  const first = await server.ingest("/v1/logs", reject, org.ingestKey);
-  assert.equal(first.status, 200);
-  await first.body?.cancel();
-  const before = await server.getJson("/v1/tool-calls", org.apiKey);
-  assert.equal(before.body.data[0].outcome, "rejected");
-  const result = claudeExport([
-    toolResult({ session: "s1", id: "x", tool: "Bash", timeMs: T0 + 500, durationMs: 42 }),
-  ]);
-  const response = await server.ingest("/v1/logs", result, org.ingestKey);
-  await response.body?.cancel();
-  const after = await server.getJson("/v1/tool-calls", org.apiKey);
-  assert.equal(after.body.data.length, 1);
-  assert.equal(after.body.data[0].id, before.body.data[0].id);
-  assert.equal(after.body.data[0].outcome, "ok");
-  assert.equal(after.body.data[0].duration_ms, 42);
-  assert.equal(after.body.data[0].timestamp, new Date(T0 + 500).toISOString());
-  const session = await server.getJson("/v1/sessions/s1", org.apiKey);
-  assert.equal(session.body.session.tool_call_count, 1);
-  assert.equal(session.body.session.success_count, 1);
-  assert.equal(session.body.session.first_seen, new Date(T0 + 500).toISOString());
-});
+engineTest(
+  "a reject followed by the call's result becomes one ok call under the same id",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const reject = claudeExport([
+      toolDecision({ session: "s1", id: "x", tool: "Bash", timeMs: T0, decision: "reject" }),
+    ]);
+    const first = await server.ingest("/v1/logs", reject, org.ingestKey);
+    assert.equal(first.status, 200);
+    await first.body?.cancel();
+    const before = await server.getJson("/v1/tool-calls", org.apiKey);
+    assert.equal(before.body.data[0].outcome, "rejected");
+    const result = claudeExport([
+      toolResult({ session: "s1", id: "x", tool: "Bash", timeMs: T0 + 500, durationMs: 42 }),
+    ]);
+    const response = await server.ingest("/v1/logs", result, org.ingestKey);
+    await response.body?.cancel();
+    const after = await server.getJson("/v1/tool-calls", org.apiKey);
+    assert.equal(after.body.data.length, 1);
+    assert.equal(after.body.data[0].id, before.body.data[0].id);
+    assert.equal(after.body.data[0].outcome, "ok");
+    assert.equal(after.body.data[0].duration_ms, 42);
+    assert.equal(after.body.data[0].timestamp, new Date(T0 + 500).toISOString());
+    const session = await server.getJson("/v1/sessions/s1", org.apiKey);
+    assert.equal(session.body.session.tool_call_count, 1);
+    assert.equal(session.body.session.success_count, 1);
+    assert.equal(session.body.session.first_seen, new Date(T0 + 500).toISOString());
+  },
+);
 
-Deno.test("an accept decision followed by a result is one call carrying the decision", async () => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const records = [
-    toolDecision({ session: "s1", id: "y", tool: "Read", timeMs: T0, decision: "accept" }),
-    claudeEvent("tool_result", T0 + 5, {
-      "session.id": "s1",
-      "tool_name": "Read",
-      "tool_use_id": "y",
-      "success": "true",
-      "duration_ms": "3",
-    }),
-  ];
-  const response = await server.ingest("/v1/logs", claudeExport(records), org.ingestKey);
-  await response.body?.cancel();
-  const list = await server.getJson("/v1/tool-calls", org.apiKey);
-  assert.equal(list.body.data.length, 1);
-  assert.equal(list.body.data[0].outcome, "ok");
-  assert.equal(list.body.data[0].decision, "accept");
-});
+engineTest(
+  "an accept decision followed by a result is one call carrying the decision",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const records = [
+      toolDecision({ session: "s1", id: "y", tool: "Read", timeMs: T0, decision: "accept" }),
+      claudeEvent("tool_result", T0 + 5, {
+        "session.id": "s1",
+        "tool_name": "Read",
+        "tool_use_id": "y",
+        "success": "true",
+        "duration_ms": "3",
+      }),
+    ];
+    const response = await server.ingest("/v1/logs", claudeExport(records), org.ingestKey);
+    await response.body?.cancel();
+    const list = await server.getJson("/v1/tool-calls", org.apiKey);
+    assert.equal(list.body.data.length, 1);
+    assert.equal(list.body.data[0].outcome, "ok");
+    assert.equal(list.body.data[0].decision, "accept");
+  },
+);
 
-Deno.test("bad ingest requests are refused and store nothing", async (t) => {
+engineTest("bad ingest requests are refused and store nothing", async (t) => {
   await using server = await startTestServer({ flags: { ingestMaxBytes: "4096" } });
   const org = await server.createOrg();
   const url = `${server.ingestUrl}/v1/logs`;
@@ -172,27 +178,30 @@ Deno.test("bad ingest requests are refused and store nothing", async (t) => {
   });
 });
 
-Deno.test("unusable records are skipped and reported in partialSuccess; ignored events are not", async () => {
-  await using server = await startTestServer();
-  const org = await server.createOrg();
-  const records = [
-    toolResult({ session: "s1", id: "ok", tool: "Bash", timeMs: T0 }),
-    claudeEvent("tool_result", T0, { "tool_name": "Bash", "tool_use_id": "no-session" }),
-    claudeEvent("user_prompt", T0, { "session.id": "s1", "prompt_length": "12" }),
-  ];
-  const answer = await post(
-    `${server.ingestUrl}/v1/logs`,
-    org.ingestKey,
-    JSON.stringify(claudeExport(records)),
-  );
-  assert.equal(answer.status, 200);
-  const body = JSON.parse(answer.text);
-  assert.equal(Number(body.partialSuccess.rejectedLogRecords), 1);
-  assert.match(body.partialSuccess.errorMessage, /session/i);
-  assert.equal((await server.getJson("/v1/tool-calls", org.apiKey)).body.data.length, 1);
-});
+engineTest(
+  "unusable records are skipped and reported in partialSuccess; ignored events are not",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const records = [
+      toolResult({ session: "s1", id: "ok", tool: "Bash", timeMs: T0 }),
+      claudeEvent("tool_result", T0, { "tool_name": "Bash", "tool_use_id": "no-session" }),
+      claudeEvent("user_prompt", T0, { "session.id": "s1", "prompt_length": "12" }),
+    ];
+    const answer = await post(
+      `${server.ingestUrl}/v1/logs`,
+      org.ingestKey,
+      JSON.stringify(claudeExport(records)),
+    );
+    assert.equal(answer.status, 200);
+    const body = JSON.parse(answer.text);
+    assert.equal(Number(body.partialSuccess.rejectedLogRecords), 1);
+    assert.match(body.partialSuccess.errorMessage, /session/i);
+    assert.equal((await server.getJson("/v1/tool-calls", org.apiKey)).body.data.length, 1);
+  },
+);
 
-Deno.test("a JSON body is routed by its top key whatever the path", async () => {
+engineTest("a JSON body is routed by its top key whatever the path", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const body = JSON.stringify(

@@ -463,7 +463,11 @@ Deno.test("a replica held by another process is neither deleted nor rebuilt", as
     import { openAnalytics } from ${JSON.stringify(mod)};
     try {
       const analytics = await openAnalytics(${
-    JSON.stringify({ path: paths.analytics, telemetryPath: paths.telemetry, timeoutMs: 1000 })
+    JSON.stringify({
+      path: paths.analytics,
+      source: { engine: "sqlite", path: paths.telemetry },
+      timeoutMs: 1000,
+    })
   });
       await analytics.close();
       console.log("opened");
@@ -540,7 +544,7 @@ Deno.test("a replica query running at the deadline is interrupted", async () => 
     db.close();
     const replica = await Replica.open({
       path: `${dir}/analytics.duckdb`,
-      telemetryPath: `${dir}/telemetry.db`,
+      source: { engine: "sqlite", path: `${dir}/telemetry.db` },
       quiet: true,
     });
     try {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer, testEngine } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 
-Deno.test("/readyz answers ready on both listeners while the stores work", async () => {
+engineTest("/readyz answers ready on both listeners while the stores work", async () => {
   await using server = await startTestServer();
   for (const base of [server.queryUrl, server.ingestUrl]) {
     const response = await fetch(`${base}/readyz`);
@@ -29,7 +29,7 @@ Deno.test("/readyz answers 503 when the telemetry store cannot be written", asyn
   }
 });
 
-Deno.test("/metrics on the ingest listener counts requests, records and file sizes", async () => {
+engineTest("/metrics on the ingest listener counts requests, records and file sizes", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const body = claudeExport([
@@ -58,7 +58,8 @@ Deno.test("/metrics on the ingest listener counts requests, records and file siz
     /agent_telemetry_ingested_records_total\{agent="claude-code",kind="tool_call"\} 2/,
   );
   assert.match(text, /agent_telemetry_http_request_duration_seconds_bucket\{.*le="\+Inf"\} \d+/);
-  assert.match(text, /agent_telemetry_database_bytes\{file="telemetry"\} [1-9]\d*/);
+  const file = testEngine() === "sqlite" ? "telemetry" : "analytics";
+  assert.match(text, new RegExp(`agent_telemetry_database_bytes\\{file="${file}"\\} [1-9]\\d*`));
   assert.match(text, /agent_telemetry_replica_lag_seq \d+/);
   assert.equal(text.includes(org.ingestKey), false);
   assert.equal(text.includes(org.apiKey), false);

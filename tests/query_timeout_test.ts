@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer, testDatabase } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 
-Deno.test("a query past --query-timeout-ms is stopped and answered 500 internal", async () => {
+engineTest("a query past --query-timeout-ms is stopped and answered 500 internal", async () => {
   const dir = await Deno.makeTempDir();
+  await using store = await testDatabase();
+  const database = store?.url;
   try {
     let org;
     {
-      await using loader = await startTestServer({ dir });
+      await using loader = await startTestServer({ dir, database });
       org = await loader.createOrg();
       for (let batch = 0; batch < 40; batch++) {
         const records = Array.from({ length: 1000 }, (_, i) => {
@@ -20,7 +22,7 @@ Deno.test("a query past --query-timeout-ms is stopped and answered 500 internal"
         await response.body?.cancel();
       }
     }
-    await using server = await startTestServer({ dir, flags: { queryTimeoutMs: "1" } });
+    await using server = await startTestServer({ dir, database, flags: { queryTimeoutMs: "1" } });
     const started = performance.now();
     const slow = await server.getJson(
       `/v1/sessions?after=${new Date(T0).toISOString()}&limit=500`,

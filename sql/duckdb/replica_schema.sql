@@ -1,13 +1,17 @@
 -- The analytics replica (analytics.duckdb): columnar copies of the telemetry
--- rows the insights read, kept in step with telemetry.db by `seq`. Derived
+-- rows the insights read, kept in step with telemetry.db or PostgreSQL. Derived
 -- data: deleting the file is always safe, it is rebuilt at start. No primary
 -- keys: every merge deletes by key before it inserts, and an ART index would
 -- only slow the bulk copy down.
 
+-- meta keys: schema_version; source (which database: "sqlite",
+-- "postgres:<system identifier>/<database oid>"); last_seq; mark (PostgreSQL:
+-- the snapshot of the last complete catch-up, NULL before it).
+
 -- name: create_tables
 CREATE TABLE meta (
   key   VARCHAR NOT NULL,
-  value BIGINT NOT NULL
+  value VARCHAR
 );
 
 CREATE TABLE tool_calls (
@@ -60,7 +64,8 @@ CREATE TABLE domain_hits (
 );
 
 -- name: init_meta
-INSERT INTO meta (key, value) VALUES ('schema_version', $version), ('last_seq', 0);
+INSERT INTO meta (key, value)
+VALUES ('schema_version', $version), ('source', $source), ('last_seq', '0'), ('mark', NULL);
 
 -- name: read_meta
 SELECT key, value FROM meta;
@@ -75,9 +80,19 @@ CREATE TEMP TABLE stage_risk_flags AS SELECT * FROM risk_flags LIMIT 0;
 CREATE TEMP TABLE stage_domain_hits AS SELECT * FROM domain_hits LIMIT 0;
 CREATE TEMP TABLE stage_tombstones (seq BIGINT NOT NULL, tbl VARCHAR NOT NULL, row_key VARCHAR NOT NULL);
 
+-- A first build starts from empty tables: one that failed midway may have
+-- left rows behind (nothing recorded them).
+
+-- name: clear_tables
+DELETE FROM tool_calls;
+DELETE FROM model_calls;
+DELETE FROM risk_flags;
+DELETE FROM domain_hits;
+
 -- Rows already in the replica under the same key are replaced (an updated
--- SQLite row comes back with a new seq). Skipped while the replica is empty
--- (one catch-up reads one snapshot, where every key occurs once).
+-- row comes back with a new seq, or in PostgreSQL a new txid). Skipped while
+-- the replica is empty (one catch-up reads one state, where every key occurs
+-- once).
 
 -- name: delete_tool_calls
 DELETE FROM tool_calls WHERE id IN (SELECT id FROM temp.stage_tool_calls);
@@ -105,11 +120,11 @@ INSERT INTO risk_flags SELECT * FROM temp.stage_risk_flags;
 -- name: insert_domain_hits
 INSERT INTO domain_hits SELECT * FROM temp.stage_domain_hits;
 
--- Tombstones mirror deletions; each drops only rows written before it (seq
--- below), so a row stored again later stays. tbl 'detections' (row_key = tool
--- call id): a reject replaced by its result lost its flags and hits. tbl
--- 'tool_calls' / 'model_calls': retention deleted the row, and with a tool
--- call its flags and hits (ON DELETE CASCADE in SQLite).
+-- Tombstones mirror deletions. tbl 'detections' (row_key = tool call id): a
+-- reject replaced by its result lost its flags and hits. tbl 'tool_calls' /
+-- 'model_calls': retention deleted the row, and with a tool call its flags and
+-- hits (ON DELETE CASCADE). From SQLite each drops only rows written before it
+-- (seq below), so a row stored again later stays.
 
 -- name: apply_tombstones
 DELETE FROM tool_calls AS c USING temp.stage_tombstones AS t
@@ -121,6 +136,19 @@ WHERE t.tbl IN ('detections', 'tool_calls') AND r.call_id = t.row_key AND r.seq 
 DELETE FROM domain_hits AS d USING temp.stage_tombstones AS t
 WHERE t.tbl IN ('detections', 'tool_calls') AND d.call_id = t.row_key AND d.seq < t.seq;
 
+-- From PostgreSQL they are applied before the same catch-up's copies merge,
+-- and drop every row of their key (postgres_source.ts says why).
+
+-- name: apply_tombstones_by_key
+DELETE FROM tool_calls AS c USING temp.stage_tombstones AS t
+WHERE t.tbl = 'tool_calls' AND c.id = t.row_key;
+DELETE FROM model_calls AS m USING temp.stage_tombstones AS t
+WHERE t.tbl = 'model_calls' AND m.id = t.row_key;
+DELETE FROM risk_flags AS r USING temp.stage_tombstones AS t
+WHERE t.tbl IN ('detections', 'tool_calls') AND r.call_id = t.row_key;
+DELETE FROM domain_hits AS d USING temp.stage_tombstones AS t
+WHERE t.tbl IN ('detections', 'tool_calls') AND d.call_id = t.row_key;
+
 -- name: clear_staging
 DELETE FROM temp.stage_tool_calls;
 DELETE FROM temp.stage_model_calls;
@@ -128,5 +156,5 @@ DELETE FROM temp.stage_risk_flags;
 DELETE FROM temp.stage_domain_hits;
 DELETE FROM temp.stage_tombstones;
 
--- name: set_last_seq
-UPDATE meta SET value = $seq WHERE key = 'last_seq';
+-- name: set_meta
+UPDATE meta SET value = $value WHERE key = $key;

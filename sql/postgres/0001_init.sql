@@ -41,24 +41,27 @@ CREATE TABLE actors (
   revoked_at      BIGINT
 );
 
+-- Telemetry text compares byte-wise (COLLATE "C"), as SQLite's does, whatever
+-- the database's locale: lists, cursors and facets then order as on SQLite,
+-- straight from the indexes.
 CREATE SEQUENCE telemetry_seq AS BIGINT;
 
 CREATE TABLE sessions (
-  org_id           TEXT NOT NULL,
-  session_id       TEXT NOT NULL,
+  org_id           TEXT COLLATE "C" NOT NULL,
+  session_id       TEXT COLLATE "C" NOT NULL,
   seq              BIGINT NOT NULL,
-  actor_id         TEXT NOT NULL,
+  actor_id         TEXT COLLATE "C" NOT NULL,
   first_seen       BIGINT,
   last_seen        BIGINT,
   tool_call_count  BIGINT NOT NULL DEFAULT 0,
   error_count      BIGINT NOT NULL DEFAULT 0,
   success_count    BIGINT NOT NULL DEFAULT 0,
-  agent_system     TEXT NOT NULL DEFAULT '',
-  agent_version    TEXT NOT NULL DEFAULT '',
-  model            TEXT NOT NULL DEFAULT '',
+  agent_system     TEXT COLLATE "C" NOT NULL DEFAULT '',
+  agent_version    TEXT COLLATE "C" NOT NULL DEFAULT '',
+  model            TEXT COLLATE "C" NOT NULL DEFAULT '',
   model_ts         BIGINT,
   cost_usd         DOUBLE PRECISION NOT NULL DEFAULT 0,
-  provider_name    TEXT NOT NULL DEFAULT '',
+  provider_name    TEXT COLLATE "C" NOT NULL DEFAULT '',
   PRIMARY KEY (org_id, session_id)
 );
 CREATE INDEX sessions_by_last_seen ON sessions (org_id, last_seen DESC, session_id DESC)
@@ -66,43 +69,43 @@ CREATE INDEX sessions_by_last_seen ON sessions (org_id, last_seen DESC, session_
 CREATE INDEX sessions_by_agent ON sessions (org_id, agent_system);
 
 CREATE TABLE tool_calls (
-  id                TEXT PRIMARY KEY,
-  org_id            TEXT NOT NULL,
+  id                TEXT COLLATE "C" PRIMARY KEY,
+  org_id            TEXT COLLATE "C" NOT NULL,
   seq               BIGINT NOT NULL,
   txid              XID8 NOT NULL DEFAULT pg_current_xact_id(),
-  session_id        TEXT NOT NULL,
-  actor_id          TEXT NOT NULL,
+  session_id        TEXT COLLATE "C" NOT NULL,
+  actor_id          TEXT COLLATE "C" NOT NULL,
   ts                BIGINT NOT NULL,
-  tool_name         TEXT NOT NULL,
-  tool_type         TEXT NOT NULL,
-  category          TEXT NOT NULL,
-  outcome           TEXT NOT NULL CHECK (outcome IN ('ok', 'error', 'rejected')),
+  tool_name         TEXT COLLATE "C" NOT NULL,
+  tool_type         TEXT COLLATE "C" NOT NULL,
+  category          TEXT COLLATE "C" NOT NULL,
+  outcome           TEXT COLLATE "C" NOT NULL CHECK (outcome IN ('ok', 'error', 'rejected')),
   duration_ms       BIGINT,
   result_size_bytes BIGINT,
-  agent_system      TEXT NOT NULL,
-  agent_version     TEXT NOT NULL DEFAULT '',
-  model             TEXT,
-  error_message     TEXT,
-  error_type        TEXT,
-  decision          TEXT,
-  decision_source   TEXT,
-  prompt_id         TEXT,
-  agent_name        TEXT,
-  provider_name     TEXT,
-  tool_call_id      TEXT,
-  tool_use_id       TEXT,
-  tool_description  TEXT,
-  source            TEXT NOT NULL,
-  arguments         TEXT,
-  result            TEXT,
-  mcp_server_name   TEXT,
-  mcp_server_scope  TEXT,
-  os_type           TEXT,
-  host_arch         TEXT,
-  terminal_type     TEXT,
-  cwd               TEXT,
-  trace_id          TEXT,
-  span_id           TEXT
+  agent_system      TEXT COLLATE "C" NOT NULL,
+  agent_version     TEXT COLLATE "C" NOT NULL DEFAULT '',
+  model             TEXT COLLATE "C",
+  error_message     TEXT COLLATE "C",
+  error_type        TEXT COLLATE "C",
+  decision          TEXT COLLATE "C",
+  decision_source   TEXT COLLATE "C",
+  prompt_id         TEXT COLLATE "C",
+  agent_name        TEXT COLLATE "C",
+  provider_name     TEXT COLLATE "C",
+  tool_call_id      TEXT COLLATE "C",
+  tool_use_id       TEXT COLLATE "C",
+  tool_description  TEXT COLLATE "C",
+  source            TEXT COLLATE "C" NOT NULL,
+  arguments         TEXT COLLATE "C",
+  result            TEXT COLLATE "C",
+  mcp_server_name   TEXT COLLATE "C",
+  mcp_server_scope  TEXT COLLATE "C",
+  os_type           TEXT COLLATE "C",
+  host_arch         TEXT COLLATE "C",
+  terminal_type     TEXT COLLATE "C",
+  cwd               TEXT COLLATE "C",
+  trace_id          TEXT COLLATE "C",
+  span_id           TEXT COLLATE "C"
 );
 CREATE INDEX tool_calls_by_time ON tool_calls (org_id, ts DESC, id DESC);
 CREATE INDEX tool_calls_by_session ON tool_calls (org_id, session_id, ts, id);
@@ -114,25 +117,25 @@ CREATE INDEX tool_calls_by_actor ON tool_calls (org_id, actor_id, ts DESC, id DE
 CREATE INDEX tool_calls_by_txid ON tool_calls (txid, seq);
 
 CREATE TABLE decisions (
-  org_id          TEXT NOT NULL,
-  session_id      TEXT NOT NULL,
-  tool_call_id    TEXT NOT NULL,
-  decision        TEXT NOT NULL,
-  decision_source TEXT,
+  org_id          TEXT COLLATE "C" NOT NULL,
+  session_id      TEXT COLLATE "C" NOT NULL,
+  tool_call_id    TEXT COLLATE "C" NOT NULL,
+  decision        TEXT COLLATE "C" NOT NULL,
+  decision_source TEXT COLLATE "C",
   PRIMARY KEY (org_id, session_id, tool_call_id)
 );
 
 CREATE TABLE model_calls (
-  id                    TEXT PRIMARY KEY,
-  org_id                TEXT NOT NULL,
+  id                    TEXT COLLATE "C" PRIMARY KEY,
+  org_id                TEXT COLLATE "C" NOT NULL,
   seq                   BIGINT NOT NULL,
   txid                  XID8 NOT NULL DEFAULT pg_current_xact_id(),
-  session_id            TEXT NOT NULL,
-  actor_id              TEXT NOT NULL,
+  session_id            TEXT COLLATE "C" NOT NULL,
+  actor_id              TEXT COLLATE "C" NOT NULL,
   ts                    BIGINT NOT NULL,
-  agent_system          TEXT NOT NULL,
-  provider_name         TEXT NOT NULL DEFAULT '',
-  model                 TEXT NOT NULL DEFAULT '',
+  agent_system          TEXT COLLATE "C" NOT NULL,
+  provider_name         TEXT COLLATE "C" NOT NULL DEFAULT '',
+  model                 TEXT COLLATE "C" NOT NULL DEFAULT '',
   input_tokens          BIGINT NOT NULL DEFAULT 0,
   output_tokens         BIGINT NOT NULL DEFAULT 0,
   cache_read_tokens     BIGINT NOT NULL DEFAULT 0,
@@ -145,29 +148,29 @@ CREATE INDEX model_calls_by_time ON model_calls (org_id, ts);
 CREATE INDEX model_calls_by_txid ON model_calls (txid, seq);
 
 CREATE TABLE risk_flags (
-  call_id      TEXT NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
-  flag         TEXT NOT NULL,
-  org_id       TEXT NOT NULL,
+  call_id      TEXT COLLATE "C" NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
+  flag         TEXT COLLATE "C" NOT NULL,
+  org_id       TEXT COLLATE "C" NOT NULL,
   seq          BIGINT NOT NULL,
   txid         XID8 NOT NULL DEFAULT pg_current_xact_id(),
-  session_id   TEXT NOT NULL,
+  session_id   TEXT COLLATE "C" NOT NULL,
   ts           BIGINT NOT NULL,
-  tool_call_id TEXT NOT NULL,
-  tool_name    TEXT NOT NULL,
-  evidence     TEXT NOT NULL,
+  tool_call_id TEXT COLLATE "C" NOT NULL,
+  tool_name    TEXT COLLATE "C" NOT NULL,
+  evidence     TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (call_id, flag)
 );
 CREATE INDEX risk_flags_by_session ON risk_flags (org_id, session_id, ts, flag);
 CREATE INDEX risk_flags_by_txid ON risk_flags (txid, seq);
 
 CREATE TABLE domain_hits (
-  call_id    TEXT NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
-  domain     TEXT NOT NULL,
-  scheme     TEXT NOT NULL,
-  org_id     TEXT NOT NULL,
+  call_id    TEXT COLLATE "C" NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
+  domain     TEXT COLLATE "C" NOT NULL,
+  scheme     TEXT COLLATE "C" NOT NULL,
+  org_id     TEXT COLLATE "C" NOT NULL,
   seq        BIGINT NOT NULL,
   txid       XID8 NOT NULL DEFAULT pg_current_xact_id(),
-  session_id TEXT NOT NULL,
+  session_id TEXT COLLATE "C" NOT NULL,
   ts         BIGINT NOT NULL,
   PRIMARY KEY (call_id, domain, scheme)
 );
@@ -179,8 +182,8 @@ CREATE INDEX domain_hits_by_txid ON domain_hits (txid, seq);
 CREATE TABLE tombstones (
   seq     BIGINT PRIMARY KEY,
   txid    XID8 NOT NULL DEFAULT pg_current_xact_id(),
-  tbl     TEXT NOT NULL,
-  row_key TEXT NOT NULL
+  tbl     TEXT COLLATE "C" NOT NULL,
+  row_key TEXT COLLATE "C" NOT NULL
 );
 CREATE INDEX tombstones_by_txid ON tombstones (txid, seq);
 

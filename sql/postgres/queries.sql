@@ -1,5 +1,10 @@
--- Read statements of the query API. `/*filters*/` is replaced by zero or more
--- parameterized `AND …` predicates built in src/store/telemetry_queries.ts.
+-- Read statements of the query API on PostgreSQL: the statements of
+-- sql/sqlite/queries.sql under the same names, returning the same columns,
+-- values and order. `/*filters*/` is replaced by zero or more parameterized
+-- `AND …` predicates built in src/store/telemetry_queries.ts; `?` placeholders
+-- are numbered `$1, $2, …` before they run. Text orders byte-wise, as in
+-- SQLite, because the telemetry columns are declared COLLATE "C"
+-- (sql/postgres/0001_init.sql), which also keeps every index usable for it.
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
@@ -17,20 +22,18 @@ FROM (
     min(ts) AS first_seen,
     max(ts) AS last_seen,
     count(*) AS tool_call_count,
-    sum(outcome = 'error') AS error_count,
-    sum(outcome = 'ok') AS success_count,
-    -- The model of the latest matching call that reports one, in one pass.
+    count(*) FILTER (WHERE outcome = 'error') AS error_count,
+    count(*) FILTER (WHERE outcome = 'ok') AS success_count,
+    -- The model of the latest matching call that reports one, in one pass:
+    -- the text SQLite's printf('%015d|%s|%s', ts, id, model) gives.
     max(CASE WHEN model IS NOT NULL AND model <> ''
-      THEN printf('%015d|%s|%s', ts, id, model) END) AS model_key
+      THEN lpad(ts::text, 15, '0') || '|' || id || '|' || model END COLLATE "C") AS model_key
   FROM tool_calls
   WHERE org_id = ? /*filters*/
-  -- `+` keeps the planner from walking the session index for the grouping:
-  -- the filters' own index (actor, time, …) reads far fewer rows.
-  GROUP BY +session_id
+  GROUP BY session_id
 ) AS g
--- CROSS JOIN keeps the order: one primary-key lookup per matching session.
-CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = g.session_id
-WHERE 1 = 1 /*page*/
+JOIN sessions AS s ON s.org_id = ? AND s.session_id = g.session_id
+WHERE true /*page*/
 ORDER BY g.last_seen DESC, g.session_id DESC
 LIMIT ?;
 
@@ -71,53 +74,61 @@ WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
 LIMIT ?;
 
+-- The columns SQLite's `SELECT *` gives: every one but `txid`.
 -- name: tool_call
-SELECT * FROM tool_calls WHERE org_id = ? AND id = ?;
+SELECT id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type, category, outcome,
+  duration_ms, result_size_bytes, agent_system, agent_version, model, error_message, error_type,
+  decision, decision_source, prompt_id, agent_name, provider_name, tool_call_id, tool_use_id,
+  tool_description, source, arguments, result, mcp_server_name, mcp_server_scope, os_type,
+  host_arch, terminal_type, cwd, trace_id, span_id
+FROM tool_calls
+WHERE org_id = ? AND id = ?;
 
 -- Facets walk an index one distinct value at a time (a skip scan), so they
--- cost one seek per value, not a scan of every row.
+-- cost one seek per value, not a scan of every row. The organization is bound
+-- once and used twice, so these name it `$1` rather than `?`.
 
 -- name: facet_agents
 WITH RECURSIVE v(value) AS (
-  SELECT min(agent_system) FROM sessions WHERE org_id = ?1
+  SELECT min(agent_system) FROM sessions WHERE org_id = $1
   UNION ALL
-  SELECT (SELECT min(agent_system) FROM sessions WHERE org_id = ?1 AND agent_system > v.value)
+  SELECT (SELECT min(agent_system) FROM sessions WHERE org_id = $1 AND agent_system > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
 
 -- name: facet_domains
 WITH RECURSIVE v(value) AS (
-  SELECT min(domain) FROM domain_hits WHERE org_id = ?1
+  SELECT min(domain) FROM domain_hits WHERE org_id = $1
   UNION ALL
-  SELECT (SELECT min(domain) FROM domain_hits WHERE org_id = ?1 AND domain > v.value)
+  SELECT (SELECT min(domain) FROM domain_hits WHERE org_id = $1 AND domain > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
 
 -- name: facet_tool_names
 WITH RECURSIVE v(value) AS (
-  SELECT min(tool_name) FROM tool_calls WHERE org_id = ?1
+  SELECT min(tool_name) FROM tool_calls WHERE org_id = $1
   UNION ALL
-  SELECT (SELECT min(tool_name) FROM tool_calls WHERE org_id = ?1 AND tool_name > v.value)
+  SELECT (SELECT min(tool_name) FROM tool_calls WHERE org_id = $1 AND tool_name > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
 
 -- name: facet_tool_types
 WITH RECURSIVE v(value) AS (
-  SELECT min(tool_type) FROM tool_calls WHERE org_id = ?1
+  SELECT min(tool_type) FROM tool_calls WHERE org_id = $1
   UNION ALL
-  SELECT (SELECT min(tool_type) FROM tool_calls WHERE org_id = ?1 AND tool_type > v.value)
+  SELECT (SELECT min(tool_type) FROM tool_calls WHERE org_id = $1 AND tool_type > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
 
 -- name: facet_categories
 WITH RECURSIVE v(value) AS (
-  SELECT min(category) FROM tool_calls WHERE org_id = ?1
+  SELECT min(category) FROM tool_calls WHERE org_id = $1
   UNION ALL
-  SELECT (SELECT min(category) FROM tool_calls WHERE org_id = ?1 AND category > v.value)
+  SELECT (SELECT min(category) FROM tool_calls WHERE org_id = $1 AND category > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;

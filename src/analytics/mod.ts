@@ -1,8 +1,8 @@
 /**
- * Insights on DuckDB: the analytics replica of `telemetry.db` and the
- * `/v1/insights/*` routes that read it. The replica's initial build runs in
- * the background, so the server answers list endpoints meanwhile; insight
- * requests wait for it.
+ * Insights on DuckDB: the analytics replica of the telemetry store
+ * (`telemetry.db` or PostgreSQL) and the `/v1/insights/*` routes that read
+ * it. The replica's initial build runs in the background, so the server
+ * answers list endpoints meanwhile; insight requests wait for it.
  *
  * @module
  */
@@ -16,20 +16,20 @@ import {
   insightRoutes,
   runInsight,
 } from "./insights.ts";
-import { type CatchUpStats, Replica } from "./replica.ts";
+import { type CatchUpStats, Replica, type ReplicaSourceSpec } from "./replica.ts";
 import type { InsightWindow } from "./window.ts";
 
 export { INSIGHT_NAMES, type InsightBody, type InsightName } from "./insights.ts";
 export { runSqliteInsight } from "./sqlite_insights.ts";
 export { type Granularity, type InsightWindow, insightWindow, type WindowName } from "./window.ts";
-export { type CatchUpStats, REPLICA_SCHEMA_VERSION } from "./replica.ts";
+export { type CatchUpStats, REPLICA_SCHEMA_VERSION, type ReplicaSourceSpec } from "./replica.ts";
 
 /** Options of {@link openAnalytics}. */
 export interface AnalyticsOptions {
   /** Path of `analytics.duckdb` (created, or deleted and rebuilt, as needed). */
   path: string;
-  /** Path of `telemetry.db`, already created and migrated. */
-  telemetryPath: string;
+  /** The telemetry store to copy from (`telemetry.db` or PostgreSQL), already migrated. */
+  source: ReplicaSourceSpec;
   /** Query time limit in milliseconds (spec §8: 30 s); covers catch-up wait and queries. */
   timeoutMs: number;
   /** Log nothing (tests). */
@@ -40,7 +40,7 @@ export interface AnalyticsOptions {
 export interface Analytics {
   /** `/v1/insights/*`, to assemble with the other query routes. */
   routes: Route<ApiHandler>[];
-  /** Brings the replica up to the telemetry store's current seq (shared by concurrent callers). */
+  /** Brings the replica up to what the telemetry store holds now (shared by concurrent callers). */
   catchUp(): Promise<void>;
   /** Settles when the initial build (or catch-up) at open is done; rejects if it failed. */
   ready: Promise<void>;
@@ -52,7 +52,10 @@ export interface Analytics {
   insight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
   /** Figures of the last catch-up that copied rows (for logs and the benchmark). */
   readonly lastCatchUp: CatchUpStats | null;
-  /** The last telemetry `seq` the replica holds. */
+  /**
+   * The telemetry `seq` the replica holds everything up to. PostgreSQL: the
+   * sequence's value just before the last catch-up's snapshot.
+   */
   readonly lastSeq: number;
   /** Waits for a running catch-up to stop, interrupts queries, releases every DuckDB handle. */
   close(): Promise<void>;
@@ -65,7 +68,7 @@ export interface Analytics {
 export async function openAnalytics(options: AnalyticsOptions): Promise<Analytics> {
   const replica = await Replica.open({
     path: options.path,
-    telemetryPath: options.telemetryPath,
+    source: options.source,
     quiet: options.quiet,
   });
   const catchUp = () => replica.catchUp();

@@ -1,17 +1,15 @@
 /**
  * The analytics replica (`analytics.duckdb`): columnar copies of the telemetry
- * rows the insights read, copied from `telemetry.db` in `seq` order.
+ * rows the insights read, fed from `telemetry.db` or PostgreSQL in commit
+ * order (see sqlite_source.ts and postgres_source.ts for how each source finds
+ * what changed).
  *
- * A catch-up copies the rows from the last copied seq up to the store's
- * `counters.seq` read at its start, in chunks of at most 50k tool calls and
- * 50k model calls, each read in one short SQLite read transaction (none is
- * held across an await). Chunks go through DuckDB's appender into staging
- * tables and are merged by key (tool and model calls by id, flags by
- * (call_id, flag), domain hits by (call_id, domain, scheme)); then tombstones
- * are applied. Each group of chunks commits in one DuckDB transaction with
- * the seq it reached, so a crash loses nothing. The first build of an empty
- * replica appends straight into the tables. A missing, unopenable,
- * older-schema or foreign replica is deleted and rebuilt.
+ * A catch-up writes groups of chunks, each in one DuckDB transaction: rows go
+ * through DuckDB's appender into staging tables and are merged by key, and
+ * tombstones mirror deletions. The meta table records the source, and the
+ * progress reached (a seq, and for PostgreSQL a snapshot) in the same
+ * transaction as the rows that reach it. A missing, unopenable, older-schema
+ * or foreign replica, or one ahead of its source, is deleted and rebuilt.
  *
  * @module
  */
@@ -23,93 +21,90 @@ import {
   type DuckDBType,
   VARCHAR,
 } from "@duckdb/node-api";
-import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
 import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" };
-import sourceSql from "../../sql/duckdb/replica_source.sql" with { type: "text" };
 import { log } from "../log.ts";
 import { QueryTimeoutError } from "../store/reader.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
-import { openDatabase } from "../store/sqlite.ts";
+import {
+  NO_PROGRESS,
+  openReplicaSource,
+  type ReplicaBatch,
+  ReplicaClosedError,
+  type ReplicaProgress,
+  type ReplicaSource,
+  type ReplicaSourceSpec,
+  type ReplicaTable,
+  type ReplicaTarget,
+  type SourceRow,
+} from "./replica_source.ts";
 
-/** Raised whenever the replica's tables or meta rows change shape. */
+export { ReplicaClosedError, type ReplicaSourceSpec } from "./replica_source.ts";
+
 /**
  * DuckDB's defaults take 80% of the machine's memory and every core; the
  * replica shares a small VM with SQLite and the HTTP server.
  */
 const DUCKDB_SETTINGS = { "memory_limit": "384MB", threads: "2" };
 
-export const REPLICA_SCHEMA_VERSION = 1;
+/** Raised whenever the replica's tables or meta rows change shape. */
+export const REPLICA_SCHEMA_VERSION = 2;
 
-/** Most tool calls (and most model calls) copied per chunk. */
-const CHUNK_ROWS = 50_000;
-/** Rows copied per DuckDB transaction: fewer, larger commits write the file faster. */
-const GROUP_ROWS = 500_000;
 /** Catch-ups spanning more seqs than this (and every initial build) log their progress. */
 const LOUD_CATCH_UP_SEQS = 500_000;
 
 const schema = parseNamedSql(schemaSql);
-const source = parseNamedSql(sourceSql);
 
 /** How a source column is appended: its kind and whether it may be null. */
 type ColumnKind = "text" | "text?" | "int" | "int?" | "real?";
 
-interface CopiedTable {
-  name: "tool_calls" | "model_calls" | "risk_flags" | "domain_hits";
-  columns: ColumnKind[];
-}
+/** The replicated tables, in the order their merges run. */
+const REPLICA_TABLES: readonly ReplicaTable[] = [
+  "tool_calls",
+  "model_calls",
+  "risk_flags",
+  "domain_hits",
+];
 
 /** Column kinds in the order of the replica tables (and of the source reads). */
-const COPIED_TABLES: CopiedTable[] = [
-  {
-    name: "tool_calls",
-    // id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms,
-    // agent_system, model, seq
-    columns: [
-      "text",
-      "text",
-      "text",
-      "int",
-      "text",
-      "text",
-      "text",
-      "int?",
-      "text",
-      "text?",
-      "int",
-    ],
-  },
-  {
-    name: "model_calls",
-    // id, org_id, session_id, ts, provider_name, model, input_tokens,
-    // output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, seq
-    columns: [
-      "text",
-      "text",
-      "text",
-      "int",
-      "text",
-      "text",
-      "int",
-      "int",
-      "int",
-      "int",
-      "real?",
-      "int",
-    ],
-  },
-  {
-    name: "risk_flags",
-    // call_id, flag, org_id, session_id, ts, tool_name, seq
-    columns: ["text", "text", "text", "text", "int", "text", "int"],
-  },
-  {
-    name: "domain_hits",
-    // call_id, domain, scheme, org_id, session_id, ts, seq
-    columns: ["text", "text", "text", "text", "text", "int", "int"],
-  },
-];
+const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
+  // id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms,
+  // agent_system, model, seq
+  "tool_calls": [
+    "text",
+    "text",
+    "text",
+    "int",
+    "text",
+    "text",
+    "text",
+    "int?",
+    "text",
+    "text?",
+    "int",
+  ],
+  // id, org_id, session_id, ts, provider_name, model, input_tokens,
+  // output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, seq
+  "model_calls": [
+    "text",
+    "text",
+    "text",
+    "int",
+    "text",
+    "text",
+    "int",
+    "int",
+    "int",
+    "int",
+    "real?",
+    "int",
+  ],
+  // call_id, flag, org_id, session_id, ts, tool_name, seq
+  "risk_flags": ["text", "text", "text", "text", "int", "text", "int"],
+  // call_id, domain, scheme, org_id, session_id, ts, seq
+  "domain_hits": ["text", "text", "text", "text", "text", "int", "int"],
+};
 /** seq, tbl, row_key */
-const TOMBSTONE_COLUMNS: ColumnKind[] = ["int", "text", "text"];
+const TOMBSTONE_COLUMNS: readonly ColumnKind[] = ["int", "text", "text"];
 
 /** A row as DuckDB returns it, with every BIGINT/HUGEINT turned into a number. */
 export type ReplicaRow = Record<string, unknown>;
@@ -124,8 +119,8 @@ export interface ReplicaStatement {
 export interface ReplicaOptions {
   /** Path of `analytics.duckdb`. */
   path: string;
-  /** Path of `telemetry.db`, the source. */
-  telemetryPath: string;
+  /** Where the telemetry is copied from (already created and migrated). */
+  source: ReplicaSourceSpec;
   /** Log nothing (tests). */
   quiet?: boolean;
 }
@@ -138,21 +133,15 @@ export interface CatchUpStats {
   ms: number;
 }
 
-/** The replica is closed (or closing): no more catch-ups or reads. */
-export class ReplicaClosedError extends Error {
-  override name = "ReplicaClosedError";
-}
-
 /** The DuckDB replica and its read-only connection to the source. */
 export class Replica {
   readonly #options: ReplicaOptions;
-  readonly #source: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #source: ReplicaSource;
   readonly #instance: DuckDBInstance;
   readonly #sync: DuckDBConnection;
   readonly #reads = new Set<DuckDBConnection>();
   readonly #pendingReads = new Set<Promise<unknown>>();
-  #lastSeq: number;
+  #progress: ReplicaProgress;
   #running: Promise<void> | null = null;
   #queued: Promise<void> | null = null;
   #closed = false;
@@ -163,37 +152,37 @@ export class Replica {
 
   private constructor(
     options: ReplicaOptions,
-    sourceDb: DatabaseSync,
+    source: ReplicaSource,
     instance: DuckDBInstance,
     sync: DuckDBConnection,
-    lastSeq: number,
+    progress: ReplicaProgress,
     rebuildReason: string | null,
   ) {
     this.#options = options;
-    this.#source = sourceDb;
+    this.#source = source;
     this.#instance = instance;
     this.#sync = sync;
-    this.#lastSeq = lastSeq;
+    this.#progress = progress;
     this.rebuildReason = rebuildReason;
   }
 
   /**
    * Opens the replica, deleting and recreating the file when it is missing,
-   * unopenable, of another schema version, or ahead of the source (a
-   * replaced `telemetry.db`). Copies nothing: call {@link catchUp}.
+   * unopenable, of another schema version or source, or ahead of the source
+   * (a replaced `telemetry.db`, a restored database). Copies nothing: call
+   * {@link catchUp}.
    */
   static async open(options: ReplicaOptions): Promise<Replica> {
-    const sourceDb = openDatabase(options.telemetryPath, { readOnly: true });
+    const source = await openReplicaSource(options.source);
     try {
-      const sourceSeq = readCurrentSeq(sourceDb);
-      const existing = await openExisting(options.path, sourceSeq);
+      const existing = await openExisting(options.path, source);
       if (existing.state === "ok") {
         return new Replica(
           options,
-          sourceDb,
+          source,
           existing.instance,
           existing.connection,
-          existing.lastSeq,
+          existing.progress,
           null,
         );
       }
@@ -210,28 +199,33 @@ export class Replica {
         connection = await instance.connect();
         await connection.run(namedSql(schema, "create_tables"));
         await connection.run(namedSql(schema, "init_meta"), {
-          version: BigInt(REPLICA_SCHEMA_VERSION),
-        });
+          version: String(REPLICA_SCHEMA_VERSION),
+          source: source.identity,
+        }, { version: VARCHAR, source: VARCHAR });
         await connection.run(namedSql(schema, "create_staging"));
-        return new Replica(options, sourceDb, instance, connection, 0, existing.reason);
+        return new Replica(options, source, instance, connection, NO_PROGRESS, existing.reason);
       } catch (error) {
         connection?.closeSync();
         instance.closeSync();
         throw error;
       }
     } catch (error) {
-      sourceDb.close();
+      await source.close();
       throw error;
     }
   }
 
-  /** The seq the replica holds everything up to. */
+  /**
+   * The seq the replica holds everything up to. PostgreSQL: the sequence's
+   * value just before the last catch-up's snapshot (rows of transactions
+   * still open then come with the next catch-up).
+   */
   get lastSeq(): number {
-    return this.#lastSeq;
+    return this.#progress.seq;
   }
 
   /**
-   * Brings the replica up to the source's current seq. Callers arriving while
+   * Brings the replica up to what the source holds now. Callers arriving while
    * a catch-up runs share one follow-up run, which starts when the current one
    * ends and so sees everything committed before they called.
    */
@@ -274,8 +268,7 @@ export class Replica {
     await Promise.allSettled([this.#queued, this.#running, ...this.#pendingReads]);
     this.#sync.closeSync();
     this.#instance.closeSync();
-    this.#statements.clear();
-    if (this.#source.isOpen) this.#source.close();
+    await this.#source.close();
   }
 
   async #read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]> {
@@ -318,183 +311,244 @@ export class Replica {
   }
 
   async #runCatchUp(): Promise<void> {
-    const target = Number((this.#statement("current_seq").get() as { value: number }).value);
-    const from = this.#lastSeq;
-    if (target <= from) return;
-    const started = performance.now();
-    const verbose = !this.#options.quiet && (from === 0 || target - from > LOUD_CATCH_UP_SEQS);
-    if (verbose) {
-      log("info", "analytics replica: catching up", { from_seq: from, to_seq: target });
-    }
-    // Rows changed after `target` was read carry seqs above it, so one catch-up
-    // meets each key at most once: an empty replica needs no deletes, and its
-    // rows can go straight into the tables instead of through staging.
-    const fresh = from === 0;
-    let rows = 0;
-    let lastLog = started;
-    let lo = from;
-    while (lo < target) {
-      if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
-      const copied = await this.#copyGroup(lo, target, fresh);
-      rows += copied.rows;
-      lo = copied.hi;
-      this.#lastSeq = lo;
-      const now = performance.now();
-      if (verbose && now - lastLog >= 1000 && lo < target) {
-        lastLog = now;
-        log("info", "analytics replica: progress", {
-          seq: lo,
-          to_seq: target,
-          rows,
-          rows_per_second: Math.round(rows / ((now - started) / 1000)),
-        });
-      }
-    }
-    const ms = performance.now() - started;
-    this.lastCatchUp = { fromSeq: from, toSeq: target, rows, ms };
-    if (verbose) {
-      log("info", "analytics replica: up to date", {
-        seq: target,
-        rows,
-        ms: Math.round(ms),
-        rows_per_second: ms > 0 ? Math.round(rows / (ms / 1000)) : rows,
-      });
+    const run = new CatchUpRun(this.#sync, this.#source.tombstones, this.#progress, {
+      quiet: this.#options.quiet ?? false,
+      isClosed: () => this.#closed,
+      committed: (progress) => {
+        this.#progress = progress;
+      },
+    });
+    await this.#source.catchUp(this.#progress, run);
+    const stats = run.finish();
+    if (stats) this.lastCatchUp = stats;
+  }
+}
+
+/** What {@link CatchUpRun} needs from its replica. */
+interface RunHooks {
+  quiet: boolean;
+  isClosed(): boolean;
+  /** Called after each DuckDB commit that reached `progress` (recorded, or kept in memory). */
+  committed(progress: ReplicaProgress): void;
+}
+
+/**
+ * The DuckDB side of one catch-up: one transaction per group of chunks, rows
+ * appended through DuckDB's appender into staging tables and merged by key
+ * (tool and model calls by id, flags by (call_id, flag), domain hits by
+ * (call_id, domain, scheme)). Into an empty replica rows go straight into
+ * the tables: one catch-up reads one state of the source, where every key
+ * occurs once.
+ */
+class CatchUpRun implements ReplicaTarget {
+  readonly #connection: DuckDBConnection;
+  readonly #tombstones: ReplicaSource["tombstones"];
+  readonly #hooks: RunHooks;
+  readonly #fresh: boolean;
+  readonly #recordedSeq: number;
+  /** A first build that failed midway may have left rows (nothing recorded them). */
+  #clear: boolean;
+  #started = 0;
+  #fromSeq = 0;
+  #toSeq = 0;
+  #rows = 0;
+  #verbose = false;
+  #lastLog = 0;
+
+  constructor(
+    connection: DuckDBConnection,
+    tombstones: ReplicaSource["tombstones"],
+    progress: ReplicaProgress,
+    hooks: RunHooks,
+  ) {
+    this.#connection = connection;
+    this.#tombstones = tombstones;
+    this.#hooks = hooks;
+    this.#fresh = progress.seq === NO_PROGRESS.seq && progress.mark === NO_PROGRESS.mark;
+    this.#clear = this.#fresh;
+    this.#recordedSeq = progress.seq;
+  }
+
+  start(from: number, to: number): void {
+    this.#started = this.#lastLog = performance.now();
+    this.#fromSeq = from;
+    this.#toSeq = to;
+    this.#verbose = !this.#hooks.quiet && (this.#fresh || to - from > LOUD_CATCH_UP_SEQS);
+    if (this.#verbose) {
+      log("info", "analytics replica: catching up", { from_seq: from, to_seq: to });
     }
   }
 
-  /**
-   * Copies chunks of at most CHUNK_ROWS tool calls and CHUNK_ROWS model calls
-   * from `lo` on, until GROUP_ROWS rows are copied or `target` is reached, in
-   * one DuckDB transaction that also records the seq reached; returns it.
-   */
-  async #copyGroup(
-    lo: number,
-    target: number,
-    fresh: boolean,
-  ): Promise<{ hi: number; rows: number }> {
-    const connection = this.#sync;
-    const appenders = new Map<string, DuckDBAppender>();
-    const appenderFor = async (table: string, staging: boolean) => {
-      const name = staging ? `stage_${table}` : table;
-      let appender = appenders.get(name);
-      if (!appender) {
-        appender = await connection.createAppender(name, null, staging ? "temp" : null);
-        appenders.set(name, appender);
-      }
-      return appender;
-    };
-    let hi = lo;
-    let rows = 0;
-    let tombstones = 0;
-    const staged = new Set<string>();
+  async write(fill: (batch: ReplicaBatch) => Promise<ReplicaProgress | null>): Promise<void> {
+    this.#checkOpen();
+    const connection = this.#connection;
+    const batch = new Batch(connection, this.#fresh, () => this.#checkOpen());
     await connection.run("BEGIN TRANSACTION");
     try {
-      while (hi < target && rows < GROUP_ROWS) {
-        if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
-        const chunk = this.#readChunk(hi, target);
-        for (const table of COPIED_TABLES) {
-          const tableRows = chunk.rows.get(table.name)!;
-          if (tableRows.length === 0) continue;
-          rows += tableRows.length;
-          if (!fresh) staged.add(table.name);
-          append(await appenderFor(table.name, !fresh), table.columns, tableRows);
-        }
-        if (chunk.tombstones.length > 0) {
-          rows += chunk.tombstones.length;
-          tombstones += chunk.tombstones.length;
-          append(await appenderFor("tombstones", true), TOMBSTONE_COLUMNS, chunk.tombstones);
-        }
-        hi = chunk.hi;
-      }
-      for (const appender of appenders.values()) appender.closeSync();
-      appenders.clear();
-      for (const table of COPIED_TABLES) {
-        if (!staged.has(table.name)) continue;
-        await connection.run(namedSql(schema, `delete_${table.name}`));
-        await connection.run(namedSql(schema, `insert_${table.name}`));
-      }
-      if (tombstones > 0) await connection.run(namedSql(schema, "apply_tombstones"));
-      if (staged.size > 0 || tombstones > 0) {
-        await connection.run(namedSql(schema, "clear_staging"));
-      }
-      await connection.run(namedSql(schema, "set_last_seq"), { seq: BigInt(hi) }, {
-        seq: BIGINT,
-      });
+      if (this.#clear) await connection.run(namedSql(schema, "clear_tables"));
+      const progress = await fill(batch);
+      await batch.merge(this.#tombstones);
+      // Progress that copied nothing and left the seq where it was moves on in
+      // memory only: what is recorded stays valid, and a synced commit is
+      // saved (PostgreSQL's snapshot moves with every unrelated transaction).
+      const moved = this.#rows + batch.rows > 0 || progress?.seq !== this.#recordedSeq;
+      if (progress && moved) await recordProgress(connection, progress);
       await connection.run("COMMIT");
-      return { hi, rows };
+      this.#clear = false;
+      this.#rows += batch.rows;
+      if (progress) this.#hooks.committed(progress);
+      this.#logProgress(progress);
     } catch (error) {
-      for (const appender of appenders.values()) {
-        try {
-          appender.closeSync();
-        } catch {
-          // The rollback discards whatever it held.
-        }
-      }
+      batch.discard();
       await connection.run("ROLLBACK").catch(noop);
       throw error;
     }
   }
 
-  /**
-   * Reads the next chunk after `lo`: at most CHUNK_ROWS tool calls and as many
-   * model calls, up to `target`, in one short read transaction. No SQLite
-   * transaction stays open across an await: a checkpoint on the write
-   * connection (same thread) would otherwise wait on it in vain.
-   */
-  #readChunk(lo: number, target: number): {
-    hi: number;
-    rows: Map<string, SQLOutputValue[][]>;
-    tombstones: SQLOutputValue[][];
-  } {
-    const db = this.#source;
-    db.exec("BEGIN");
-    try {
-      const hi = Math.min(
-        target,
-        this.#nthSeq("nth_tool_call_seq", lo) ?? target,
-        this.#nthSeq("nth_model_call_seq", lo) ?? target,
-      );
-      const rows = new Map<string, SQLOutputValue[][]>();
-      for (const table of COPIED_TABLES) {
-        rows.set(table.name, this.#rangeRows(`${table.name}_range`, lo, hi));
-      }
-      return { hi, rows, tombstones: this.#rangeRows("tombstones_range", lo, hi) };
-    } finally {
-      db.exec("COMMIT");
+  /** The figures of the catch-up, or null when the source found nothing to copy. */
+  finish(): CatchUpStats | null {
+    if (this.#started === 0) return null;
+    const ms = performance.now() - this.#started;
+    const rows = this.#rows;
+    if (this.#verbose) {
+      log("info", "analytics replica: up to date", {
+        seq: this.#toSeq,
+        rows,
+        ms: Math.round(ms),
+        rows_per_second: ms > 0 ? Math.round(rows / (ms / 1000)) : rows,
+      });
     }
+    return { fromSeq: this.#fromSeq, toSeq: this.#toSeq, rows, ms };
   }
 
-  /** The seq of the CHUNK_ROWS-th row after `lo` in one table, or null when fewer remain. */
-  #nthSeq(name: string, lo: number): number | null {
-    const row = this.#statement(name).get(lo, CHUNK_ROWS - 1) as { seq: number } | undefined;
-    return row === undefined ? null : Number(row.seq);
+  #logProgress(progress: ReplicaProgress | null): void {
+    const now = performance.now();
+    if (!this.#verbose || now - this.#lastLog < 1000 || progress?.seq === this.#toSeq) return;
+    this.#lastLog = now;
+    log("info", "analytics replica: progress", {
+      seq: progress?.seq ?? this.#fromSeq,
+      to_seq: this.#toSeq,
+      rows: this.#rows,
+      rows_per_second: Math.round(this.#rows / ((now - this.#started) / 1000)),
+    });
   }
 
-  /** Source rows (as arrays) of one table with seq in (lo, hi]. */
-  #rangeRows(name: string, lo: number, hi: number): SQLOutputValue[][] {
-    return this.#statement(name, true).all(lo, hi) as unknown as SQLOutputValue[][];
-  }
-
-  #statement(name: string, arrays = false): StatementSync {
-    let statement = this.#statements.get(name);
-    if (!statement) {
-      statement = this.#source.prepare(namedSql(source, name));
-      // Rows as arrays: about twice as fast to read as objects (not yet in the types).
-      if (arrays) (statement as ArrayStatement).setReturnArrays(true);
-      this.#statements.set(name, statement);
-    }
-    return statement;
+  #checkOpen(): void {
+    if (this.#hooks.isClosed()) throw new ReplicaClosedError("Analytics replica is closed");
   }
 }
 
-type ArrayStatement = StatementSync & { setReturnArrays(enabled: boolean): void };
+/** The appenders of one DuckDB transaction of a catch-up. */
+class Batch implements ReplicaBatch {
+  readonly #connection: DuckDBConnection;
+  readonly #direct: boolean;
+  readonly #checkOpen: () => void;
+  readonly #appenders = new Map<string, DuckDBAppender>();
+  readonly #staged = new Set<string>();
+  #rows = 0;
+  #tombstones = 0;
+
+  constructor(connection: DuckDBConnection, direct: boolean, checkOpen: () => void) {
+    this.#connection = connection;
+    this.#direct = direct;
+    this.#checkOpen = checkOpen;
+  }
+
+  get rows(): number {
+    return this.#rows;
+  }
+
+  async append(table: ReplicaTable | "tombstones", rows: readonly SourceRow[]): Promise<void> {
+    this.#checkOpen();
+    if (rows.length === 0) return;
+    this.#rows += rows.length;
+    if (table === "tombstones") {
+      this.#tombstones += rows.length;
+      append(await this.#appender(table, true), TOMBSTONE_COLUMNS, rows);
+      return;
+    }
+    if (!this.#direct) this.#staged.add(table);
+    append(await this.#appender(table, !this.#direct), COLUMNS[table], rows);
+  }
+
+  /** Flushes the appenders and merges the staged rows and tombstones into the tables. */
+  async merge(tombstones: ReplicaSource["tombstones"]): Promise<void> {
+    this.#closeAppenders();
+    const connection = this.#connection;
+    const applyTombstones = async (name: string) => {
+      if (this.#tombstones > 0) await connection.run(namedSql(schema, name));
+    };
+    if (tombstones === "key") await applyTombstones("apply_tombstones_by_key");
+    for (const table of REPLICA_TABLES) {
+      if (!this.#staged.has(table)) continue;
+      await connection.run(namedSql(schema, `delete_${table}`));
+      await connection.run(namedSql(schema, `insert_${table}`));
+    }
+    if (tombstones === "seq") await applyTombstones("apply_tombstones");
+    if (this.#staged.size > 0 || this.#tombstones > 0) {
+      await connection.run(namedSql(schema, "clear_staging"));
+    }
+  }
+
+  /** Closes the appenders of a batch being rolled back. */
+  discard(): void {
+    try {
+      this.#closeAppenders();
+    } catch {
+      // The rollback discards whatever they held.
+    }
+  }
+
+  #closeAppenders(): void {
+    const appenders = [...this.#appenders.values()];
+    this.#appenders.clear();
+    let failure: unknown = null;
+    for (const appender of appenders) {
+      try {
+        appender.closeSync();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== null) throw failure;
+  }
+
+  async #appender(table: string, staging: boolean): Promise<DuckDBAppender> {
+    const name = staging ? `stage_${table}` : table;
+    let appender = this.#appenders.get(name);
+    if (!appender) {
+      appender = await this.#connection.createAppender(name, null, staging ? "temp" : null);
+      this.#appenders.set(name, appender);
+    }
+    return appender;
+  }
+}
+
+async function recordProgress(
+  connection: DuckDBConnection,
+  progress: ReplicaProgress,
+): Promise<void> {
+  await connection.run(namedSql(schema, "set_meta"), {
+    key: "last_seq",
+    value: String(progress.seq),
+  }, { key: VARCHAR, value: VARCHAR });
+  await connection.run(namedSql(schema, "set_meta"), {
+    key: "mark",
+    value: progress.mark,
+  }, { key: VARCHAR, value: VARCHAR });
+}
 
 type Existing =
-  | { state: "ok"; instance: DuckDBInstance; connection: DuckDBConnection; lastSeq: number }
+  | {
+    state: "ok";
+    instance: DuckDBInstance;
+    connection: DuckDBConnection;
+    progress: ReplicaProgress;
+  }
   | { state: "rebuild"; reason: string };
 
 /** Opens a replica file when it exists and is usable as it is. */
-async function openExisting(path: string, sourceSeq: number): Promise<Existing> {
+async function openExisting(path: string, source: ReplicaSource): Promise<Existing> {
   try {
     await Deno.stat(path);
   } catch (error) {
@@ -513,34 +567,58 @@ async function openExisting(path: string, sourceSeq: number): Promise<Existing> 
     return { state: "rebuild", reason: `unopenable: ${errorText(error)}` };
   }
   let connection: DuckDBConnection | null = null;
-  let reason: string;
+  let recorded: ReplicaProgress | { reason: string };
   try {
     connection = await instance.connect();
-    const meta = new Map<string, number>();
-    try {
-      const reader = await connection.runAndReadAll(namedSql(schema, "read_meta"));
-      for (const row of reader.getRowObjectsJS()) meta.set(String(row.key), Number(row.value));
-    } catch {
-      // No meta table: not a replica this code wrote.
-    }
-    const version = meta.get("schema_version");
-    const lastSeq = meta.get("last_seq");
-    if (version === undefined || lastSeq === undefined) {
-      reason = "no replica metadata";
-    } else if (version !== REPLICA_SCHEMA_VERSION) {
-      reason = `schema version ${version}, expected ${REPLICA_SCHEMA_VERSION}`;
-    } else if (lastSeq > sourceSeq) {
-      reason = `replica at seq ${lastSeq} is ahead of the telemetry store at seq ${sourceSeq}`;
-    } else {
-      await connection.run(namedSql(schema, "create_staging"));
-      return { state: "ok", instance, connection, lastSeq };
-    }
+    recorded = await readProgress(connection, source);
   } catch (error) {
-    reason = `unreadable: ${errorText(error)}`;
+    recorded = { reason: `unreadable: ${errorText(error)}` };
   }
-  connection?.closeSync();
-  instance.closeSync();
-  return { state: "rebuild", reason };
+  try {
+    // Not above: a source that cannot answer now is no reason to rebuild.
+    const reason = "reason" in recorded ? recorded.reason : await source.aheadReason(recorded);
+    if (reason === null && connection !== null) {
+      await connection.run(namedSql(schema, "create_staging"));
+      return { state: "ok", instance, connection, progress: recorded as ReplicaProgress };
+    }
+    connection?.closeSync();
+    instance.closeSync();
+    return { state: "rebuild", reason: reason ?? "unreadable" };
+  } catch (error) {
+    connection?.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+}
+
+/** The progress a replica file recorded, or why it cannot be used. */
+async function readProgress(
+  connection: DuckDBConnection,
+  source: ReplicaSource,
+): Promise<ReplicaProgress | { reason: string }> {
+  const meta = new Map<string, string | null>();
+  try {
+    const reader = await connection.runAndReadAll(namedSql(schema, "read_meta"));
+    for (const row of reader.getRowObjectsJS()) {
+      meta.set(String(row.key), row.value === null ? null : String(row.value));
+    }
+  } catch {
+    // No meta table: not a replica this code wrote.
+    return { reason: "no replica metadata" };
+  }
+  const version = meta.get("schema_version");
+  const seq = meta.get("last_seq");
+  const recordedSource = meta.get("source");
+  if (version == null || seq == null || recordedSource === undefined || !meta.has("mark")) {
+    return { reason: "no replica metadata" };
+  }
+  if (Number(version) !== REPLICA_SCHEMA_VERSION) {
+    return { reason: `schema version ${version}, expected ${REPLICA_SCHEMA_VERSION}` };
+  }
+  if (recordedSource !== source.identity) {
+    return { reason: `replica of "${recordedSource}", not of "${source.identity}"` };
+  }
+  return { seq: Number(seq), mark: meta.get("mark") ?? null };
 }
 
 async function removeReplicaFiles(path: string): Promise<void> {
@@ -553,16 +631,11 @@ async function removeReplicaFiles(path: string): Promise<void> {
   }
 }
 
-function readCurrentSeq(db: DatabaseSync): number {
-  const row = db.prepare(namedSql(source, "current_seq")).get() as { value: number } | undefined;
-  return row === undefined ? 0 : Number(row.value);
-}
-
-/** Appends SQLite rows (arrays) with DuckDB's appender. */
+/** Appends source rows (arrays) with DuckDB's appender. */
 function append(
   appender: DuckDBAppender,
   columns: readonly ColumnKind[],
-  rows: readonly SQLOutputValue[][],
+  rows: readonly SourceRow[],
 ): void {
   for (const row of rows) {
     for (let i = 0; i < columns.length; i++) {

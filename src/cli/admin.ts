@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { openKeyStore } from "../store/data_dir.ts";
+import { openKeyStoreFor } from "../store/open_stores.ts";
 import type { Awaitable, KeyStoreApi } from "../store/stores.ts";
 import {
+  databaseOf,
   dataDirOf,
   type FlagSpec,
   parseFlags,
@@ -74,8 +75,8 @@ export async function runAdminCommand(
   const name = `${group} ${action ?? ""}`.trim();
   const command = commands[name];
   if (!command) throw new UsageError(`Unknown command: "${name}"`);
-  const flags = parseFlags(args, command.flags);
-  const store = openKeyStore(dataDirOf(flags));
+  const flags = parseFlags(args, { ...command.flags, database: text });
+  const store = await openKeyStoreFor(dataDirOf(flags), databaseOf(flags));
   try {
     printResult(await command.run(store, flags as Flags), flags.json);
   } finally {

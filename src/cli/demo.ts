@@ -8,7 +8,7 @@ import { generateExports } from "../../scripts/gen.ts";
 import { resolveServeConfig } from "../config.ts";
 import { startServer } from "../http/server.ts";
 import { announce, log } from "../log.ts";
-import { openKeyStore } from "../store/data_dir.ts";
+import { openKeyStoreFor } from "../store/open_stores.ts";
 import { serveFlags, serveFlagSpec, waitForSignal } from "./serve.ts";
 import { parseFlags, UsageError } from "./usage.ts";
 
@@ -33,19 +33,19 @@ export async function runDemo(args: string[]): Promise<void> {
   const config = resolveServeConfig(serveFlags(flags));
   const server = await startServer(config);
   try {
-    const store = openKeyStore(config.dataDir);
+    const store = await openKeyStoreFor(config.dataDir, config.database);
     let apiKey: string;
     let ingestKeys: string[];
     try {
-      const org = store.createOrg("Demo");
-      const member = store.addMember(org.id, "demo@example.com");
-      apiKey = store.createKey(org.id, member.id, "demo").key;
-      ingestKeys = Array.from(
-        { length: actors },
-        (_, i) => store.createActor(org.id, `demo-actor-${i + 1}`).ingest_key,
-      );
+      const org = await store.createOrg("Demo");
+      const member = await store.addMember(org.id, "demo@example.com");
+      apiKey = (await store.createKey(org.id, member.id, "demo")).key;
+      ingestKeys = [];
+      for (let i = 0; i < actors; i++) {
+        ingestKeys.push((await store.createActor(org.id, `demo-actor-${i + 1}`)).ingest_key);
+      }
     } finally {
-      store.close();
+      await store.close();
     }
     let toolCalls = 0;
     for (const batch of generateExports({ actors, days, seed: 42, now: new Date() })) {

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { openTelemetryWriter } from "../store/data_dir.ts";
-import { dataDirOf, parseFlags, printResult, UsageError } from "./usage.ts";
+import { openRescanner } from "../store/open_stores.ts";
+import { databaseOf, dataDirOf, parseFlags, printResult, UsageError } from "./usage.ts";
 
 const BATCH = 1000;
 
@@ -15,13 +15,18 @@ export async function runDetect(action: string | undefined, args: string[]): Pro
   if (action !== "rescan") {
     throw new UsageError(`Unknown command: "${`detect ${action ?? ""}`.trim()}"`);
   }
-  const flags = parseFlags(args, { "keep-secrets": { type: "boolean" } });
-  const store = openTelemetryWriter(dataDirOf(flags), { redactSecrets: !flags["keep-secrets"] });
+  const flags = parseFlags(args, {
+    "keep-secrets": { type: "boolean" },
+    database: { type: "string" },
+  });
+  const store = await openRescanner(dataDirOf(flags), databaseOf(flags), {
+    redactSecrets: !flags["keep-secrets"],
+  });
   try {
     let scanned = 0;
     let after = "";
     for (;;) {
-      const batch = store.writer.rescanBatch(after, BATCH);
+      const batch = await store.rescanBatch(after, BATCH);
       scanned += batch.scanned;
       if (batch.lastId === null) break;
       after = batch.lastId;
@@ -29,6 +34,6 @@ export async function runDetect(action: string | undefined, args: string[]): Pro
     }
     printResult({ scanned }, flags.json);
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -10,6 +10,7 @@ import { SERVICE_NAME } from "../api/ping.ts";
 import { adminCommandNames, isAdminGroup, runAdminCommand } from "./admin.ts";
 import { runBackup, runRestore } from "./backup.ts";
 import { runDetect } from "./detect.ts";
+import { runMigrateToPostgres } from "./migrate_to_postgres.ts";
 import { runServe } from "./serve.ts";
 import { parseFlags, printResult, UsageError } from "./usage.ts";
 
@@ -23,6 +24,7 @@ ${adminCommandNames.map((name) => `  ${name}`).join("\n")}
   detect rescan [--keep-secrets]
   backup --out DIR
   restore --from DIR
+  migrate-to-postgres --database URL [--batch N]
   version
 
 Every command takes --data DIR (default ./data, env AGENT_TELEMETRY_DATA) and --json.`;
@@ -46,6 +48,8 @@ export async function runCli(args: string[]): Promise<number> {
       runBackup(args.slice(1));
     } else if (command === "restore") {
       runRestore(args.slice(1));
+    } else if (command === "migrate-to-postgres") {
+      await runMigrateToPostgres(args.slice(1));
     } else if (command === "version") {
       const flags = parseFlags(args.slice(1), {});
       printResult({ service: SERVICE_NAME, version: VERSION }, flags.json);

@@ -13,6 +13,7 @@ const text = { type: "string" } as const;
 
 /** Flags of `serve`, mapped to configuration keys. */
 export const serveFlagSpec = {
+  database: text,
   listen: text,
   "ingest-listen": text,
   "tls-cert": text,
@@ -33,6 +34,7 @@ export function serveFlags(values: Record<string, string | boolean | undefined>)
   const flags: ServeFlags = {};
   const map: Record<string, keyof ServeFlags> = {
     data: "data",
+    database: "database",
     listen: "listen",
     "ingest-listen": "ingestListen",
     "tls-cert": "tlsCert",

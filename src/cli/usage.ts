@@ -44,6 +44,20 @@ export function dataDirOf(flags: { data?: string }): string {
   return flags.data ?? Deno.env.get("AGENT_TELEMETRY_DATA") ?? "./data";
 }
 
+/**
+ * The PostgreSQL store, when one is named: `--database`, else
+ * `AGENT_TELEMETRY_DATABASE_URL`; null for the embedded files of the data directory.
+ */
+export function databaseOf(flags: { database?: string }): string | null {
+  const url = flags.database ?? Deno.env.get("AGENT_TELEMETRY_DATABASE_URL") ?? null;
+  if (url !== null && !/^postgres(ql)?:\/\/\S+$/.test(url)) {
+    throw new UsageError(
+      `Invalid database URL: ${JSON.stringify(url)} (expected postgres://USER@HOST:PORT/DB)`,
+    );
+  }
+  return url;
+}
+
 /** Prints a result: one JSON object with `--json`, else `key: value` lines. */
 export function printResult(result: Record<string, unknown>, json: boolean | undefined): void {
   if (json) {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isRetryable, isUnavailable } from "../store/postgres/client.ts";
 import { receiveExport } from "../ingest/receive.ts";
 import {
   encodeExportResponse,
@@ -17,7 +18,7 @@ import {
 } from "../ingest/otlp/mod.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import type { KeyVerifier } from "../store/stores.ts";
-import type { WriterThread } from "../store/writer_thread.ts";
+import type { TelemetryWriterApi } from "../store/stores.ts";
 import { authenticateIngestRequest } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
@@ -28,7 +29,7 @@ import { ApiError, errorResponse, jsonResponse, textResponse } from "./responses
 export interface IngestAppDeps {
   keys: KeyVerifier;
   /** Null on a read-only node: exports are refused with 503. */
-  writer: WriterThread | null;
+  writer: TelemetryWriterApi | null;
   maxBytes: number;
   metrics: ServiceMetrics;
   readiness: () => Promise<void>;
@@ -146,11 +147,13 @@ function toApiError(error: unknown): unknown {
 }
 
 /**
- * SQLITE_BUSY or SQLITE_LOCKED, including their extended codes. `node:sqlite`
+ * SQLITE_BUSY or SQLITE_LOCKED, including their extended codes (`node:sqlite`
  * sets `errcode` on statement errors but not on `exec` errors (BEGIN), whose
- * message is then SQLite's own text.
+ * message is then SQLite's own text); or PostgreSQL out of reach, or a
+ * deadlock that outlived the writer's retries. Nothing was stored.
  */
 function isBusy(error: unknown): boolean {
+  if (isUnavailable(error) || isRetryable(error)) return true;
   const code = (error as { errcode?: unknown })?.errcode;
   if (typeof code === "number") return (code & 0xff) === 5 || (code & 0xff) === 6;
   return error instanceof Error && /^database (table )?is locked/.test(error.message);

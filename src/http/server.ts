@@ -7,9 +7,9 @@
 import type { ApiHandler } from "../api/context.ts";
 import type { ListenAddress, ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
-import { dataPaths, openDataDir } from "../store/data_dir.ts";
+import { dataPaths } from "../store/data_dir.ts";
+import { openStores } from "../store/open_stores.ts";
 import type { KeyVerifier } from "../store/stores.ts";
-import { ReaderPool } from "../store/reader.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import type { RetentionResult } from "../store/retention.ts";
 import { VERSION } from "../version.ts";
@@ -48,53 +48,33 @@ export async function startServer(
   overrides: ServeOverrides = {},
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
-  const dataDir = await openDataDir(config.dataDir, {
-    readOnly: config.readOnly,
-    redactSecrets: !config.keepSecrets,
-    retention: {
-      retentionDays: config.retentionDays,
-      maxDiskBytes: config.maxDiskBytes,
-      batchSize: 5000,
-    },
-  });
-  const keys = overrides.keys ? overrides.keys(dataDir.keys) : dataDir.keys;
-  const reader = new ReaderPool({
-    path: dataDir.telemetryPath,
-    threads: config.readerThreads,
-    timeoutMs: config.queryTimeoutMs,
-    maxQueued: config.maxQueuedQueries,
-  });
+  const stores = await openStores(config);
+  const keys = overrides.keys ? overrides.keys(stores.keys) : stores.keys;
+  const { reader, writer } = stores;
   let analytics: Analytics;
   try {
     analytics = await openAnalytics({
       path: dataPaths(config.dataDir).analytics,
-      telemetryPath: dataDir.telemetryPath,
+      source: stores.replicaSource,
       timeoutMs: config.queryTimeoutMs,
     });
   } catch (error) {
-    reader.close();
-    await dataDir.close();
+    await stores.close();
     throw error;
   }
   const metrics = new ServiceMetrics();
   metrics.addGauge({
     name: "agent_telemetry_database_bytes",
-    help: "Size of each data file in bytes.",
-    read: () => fileSizes(config.dataDir),
+    help: "Size of each data file in bytes (with PostgreSQL: the node's replica file).",
+    read: () => fileSizes(config.dataDir, stores.engine === "sqlite"),
   });
   metrics.addGauge({
     name: "agent_telemetry_replica_lag_seq",
     help: "Telemetry sequence numbers acknowledged but not yet in the DuckDB replica.",
     read: () =>
-      dataDir.writer
-        ? [{ labels: {}, value: Math.max(0, dataDir.writer.lastSeq - analytics.lastSeq) }]
-        : [],
+      writer ? [{ labels: {}, value: Math.max(0, writer.lastSeq - analytics.lastSeq) }] : [],
   });
-  const readiness = async () => {
-    dataDir.keys.probe();
-    await dataDir.writer?.probe();
-    await reader.read([{ sql: "SELECT count(*) AS n FROM counters", params: [] }]);
-  };
+  const readiness = () => stores.readiness();
   const queryApp = createQueryApp({
     keys,
     reader,
@@ -106,7 +86,7 @@ export async function startServer(
   });
   const ingestApp = createIngestApp({
     keys,
-    writer: dataDir.writer,
+    writer,
     maxBytes: config.ingestMaxBytes,
     metrics,
     readiness,
@@ -116,7 +96,7 @@ export async function startServer(
   let retentionTimer: ReturnType<typeof setTimeout> | undefined;
   let retentionRun: Promise<RetentionResult> | null = null;
   const runRetention = () =>
-    retentionRun ??= (dataDir.writer?.runRetention() ?? Promise.resolve(NOTHING_PRUNED)).then(
+    retentionRun ??= (writer?.runRetention() ?? Promise.resolve(NOTHING_PRUNED)).then(
       (result) => {
         if (result.toolCalls + result.modelCalls > 0) {
           log("info", "retention pass", {
@@ -138,8 +118,7 @@ export async function startServer(
     await Promise.all(listeners.map((server) => server.shutdown()));
     await retentionRun?.catch(() => {});
     await analytics.close();
-    reader.close();
-    await dataDir.close();
+    await stores.close();
   };
   let urls: string[];
   try {
@@ -166,7 +145,7 @@ export async function startServer(
     announce(`query API listening on ${queryUrl}`);
     announce(`OTLP ingest listening on ${ingestUrl}`);
   }
-  if (dataDir.writer) scheduleRetention(RETENTION_FIRST_MS);
+  if (writer) scheduleRetention(RETENTION_FIRST_MS);
   let closing: Promise<void> | null = null;
   return { queryUrl, ingestUrl, runRetention, close: () => closing ??= closeAll() };
 }
@@ -192,8 +171,12 @@ async function listen(
   return { server, url: `${tls ? "https" : "http"}://${host}:${addr.port}` };
 }
 
-function fileSizes(dir: string): { labels: Record<string, string>; value: number }[] {
-  return Object.entries(dataPaths(dir)).flatMap(([name, path]) => {
+function fileSizes(
+  dir: string,
+  embedded: boolean,
+): { labels: Record<string, string>; value: number }[] {
+  const files = Object.entries(dataPaths(dir)).filter(([name]) => embedded || name === "analytics");
+  return files.flatMap(([name, path]) => {
     let size = 0;
     for (const suffix of ["", "-wal"]) {
       try {

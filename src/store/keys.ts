@@ -8,42 +8,34 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { keyStoreMigrations } from "./migrations.ts";
 import { migrate, openDatabase, requireMigrated, tx } from "./sqlite.ts";
-import { hashSecret, newId, randomBase62 } from "./tokens.ts";
-import { formatTimestamp } from "../time.ts";
-import { UserInputError } from "../errors.ts";
+import {
+  apiKeyHash,
+  type ApiPrincipal,
+  ingestKeyHash,
+  type IngestPrincipal,
+  keyNotFound,
+  type ListedKey,
+  listedKey,
+  memberExists,
+  memberNotFound,
+  newApiKey,
+  newIngestKey,
+  newMemberId,
+  newOrgId,
+  orgNotFound,
+  revokedKey,
+  type StoredKey,
+} from "./key_material.ts";
 import type { KeyStoreApi } from "./stores.ts";
 
-/** Prefix of organization API keys (query API). */
-export const API_KEY_PREFIX = "wb_api_";
-/** Prefix of actors' ingest keys (OTLP listener). */
-export const INGEST_KEY_PREFIX = "wb_ingest_";
-const SECRET_BYTES = 32;
-
-/** A request the key store refuses: unknown organization, member or key. */
-export class KeyStoreInputError extends UserInputError {
-  override name = "KeyStoreInputError";
-}
-
-/** Who an API key speaks for. */
-export interface ApiPrincipal {
-  orgId: string;
-  keyId: string;
-}
-
-/** Who an ingest key speaks for. */
-export interface IngestPrincipal {
-  orgId: string;
-  actorId: string;
-}
-
-/** A listed API key, never with its secret. */
-export interface ListedKey {
-  id: string;
-  name: string;
-  member: string;
-  "created_at": string;
-  "revoked_at"?: string;
-}
+export {
+  API_KEY_PREFIX,
+  type ApiPrincipal,
+  INGEST_KEY_PREFIX,
+  type IngestPrincipal,
+  KeyStoreInputError,
+  type ListedKey,
+} from "./key_material.ts";
 
 /** The key store over one SQLite connection. */
 export class KeyStore implements KeyStoreApi {
@@ -85,23 +77,25 @@ export class KeyStore implements KeyStoreApi {
   }
 
   verifyApiKey(key: string): ApiPrincipal | null {
-    if (!key.startsWith(API_KEY_PREFIX)) return null;
-    const row = this.#findApiKey.get(hashSecret(key)) as
+    const hash = apiKeyHash(key);
+    if (hash === null) return null;
+    const row = this.#findApiKey.get(hash) as
       | { id: string; org_id: string }
       | undefined;
     return row ? { orgId: row.org_id, keyId: row.id } : null;
   }
 
   verifyIngestKey(key: string): IngestPrincipal | null {
-    if (!key.startsWith(INGEST_KEY_PREFIX)) return null;
-    const row = this.#findIngestKey.get(hashSecret(key)) as
+    const hash = ingestKeyHash(key);
+    if (hash === null) return null;
+    const row = this.#findIngestKey.get(hash) as
       | { id: string; org_id: string }
       | undefined;
     return row ? { orgId: row.org_id, actorId: row.id } : null;
   }
 
   createOrg(name: string): { id: string; name: string } {
-    const id = newId("org");
+    const id = newOrgId();
     this.#db.prepare("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)")
       .run(id, name, Date.now());
     return { id, name };
@@ -112,8 +106,8 @@ export class KeyStore implements KeyStoreApi {
       this.#requireOrg(org);
       const taken = this.#db.prepare("SELECT 1 FROM members WHERE org_id = ? AND email = ?")
         .get(org, email);
-      if (taken) throw new KeyStoreInputError(`Member already exists: "${email}"`);
-      const id = newId("mem");
+      if (taken) throw memberExists(email);
+      const id = newMemberId();
       this.#db.prepare("INSERT INTO members (id, org_id, email, created_at) VALUES (?, ?, ?, ?)")
         .run(id, org, email, Date.now());
       return { id, org, email };
@@ -139,11 +133,10 @@ export class KeyStore implements KeyStoreApi {
   ): { id: string; key: string; org: string; member: string } {
     return tx(this.#db, () => {
       this.#requireMember(org, member);
-      const id = newId("key");
-      const key = API_KEY_PREFIX + randomBase62(SECRET_BYTES);
+      const { id, key, hash } = newApiKey();
       this.#db.prepare(
         "INSERT INTO api_keys (id, org_id, member_id, name, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(id, org, member, name, hashSecret(key), Date.now());
+      ).run(id, org, member, name, hash, Date.now());
       return { id, key, org, member };
     });
   }
@@ -153,12 +146,12 @@ export class KeyStore implements KeyStoreApi {
       const row = this.#db.prepare("SELECT revoked_at FROM api_keys WHERE id = ?").get(id) as
         | { revoked_at: number | null }
         | undefined;
-      if (!row) throw new KeyStoreInputError(`Key not found: "${id}"`);
+      if (!row) throw keyNotFound(id);
       const revokedAt = row.revoked_at ?? Date.now();
       if (row.revoked_at === null) {
         this.#db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(revokedAt, id);
       }
-      return { id, revoked_at: formatTimestamp(revokedAt) };
+      return revokedKey(id, revokedAt);
     });
   }
 
@@ -166,46 +159,31 @@ export class KeyStore implements KeyStoreApi {
     this.#requireOrg(org);
     const rows = this.#db.prepare(
       "SELECT id, name, member_id, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at, id",
-    ).all(org) as {
-      id: string;
-      name: string;
-      member_id: string;
-      created_at: number;
-      revoked_at: number | null;
-    }[];
-    return {
-      keys: rows.map((row) => ({
-        id: row.id,
-        name: row.name,
-        member: row.member_id,
-        created_at: formatTimestamp(row.created_at),
-        ...(row.revoked_at === null ? {} : { revoked_at: formatTimestamp(row.revoked_at) }),
-      })),
-    };
+    ).all(org) as unknown as StoredKey[];
+    return { keys: rows.map(listedKey) };
   }
 
   createActor(org: string, name = ""): { actor_id: string; ingest_key: string } {
     return tx(this.#db, () => {
       this.#requireOrg(org);
-      const id = newId("act");
-      const key = INGEST_KEY_PREFIX + randomBase62(SECRET_BYTES);
+      const { id, key, hash } = newIngestKey();
       this.#db.prepare(
         "INSERT INTO actors (id, org_id, name, ingest_key_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-      ).run(id, org, name, hashSecret(key), Date.now());
+      ).run(id, org, name, hash, Date.now());
       return { actor_id: id, ingest_key: key };
     });
   }
 
   #requireOrg(org: string): void {
     if (!this.#db.prepare("SELECT 1 FROM orgs WHERE id = ?").get(org)) {
-      throw new KeyStoreInputError(`Organization not found: "${org}"`);
+      throw orgNotFound(org);
     }
   }
 
   #requireMember(org: string, member: string): void {
     this.#requireOrg(org);
     if (!this.#db.prepare("SELECT 1 FROM members WHERE id = ? AND org_id = ?").get(member, org)) {
-      throw new KeyStoreInputError(`Member not found in organization: "${member}"`);
+      throw memberNotFound(member);
     }
   }
 }

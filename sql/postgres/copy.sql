@@ -1,0 +1,79 @@
+-- Statements of `migrate-to-postgres` (src/store/postgres/copy_from_sqlite.ts)
+-- on the PostgreSQL side. The multi-row inserts of each table are built from
+-- the source table's columns; everything fixed is here.
+
+-- What the copy has done so far, one row per table (and one for tombstones):
+-- the primary key of the last row of the first, key-ordered pass (`last_key`,
+-- JSON), whether that pass reached the end, the rows written, and the source's
+-- `seq` up to which later writes were copied (`synced_seq`, telemetry only).
+-- name: create_progress
+CREATE TABLE IF NOT EXISTS migration_progress (
+  tbl        TEXT PRIMARY KEY,
+  last_key   TEXT,
+  rows       BIGINT NOT NULL DEFAULT 0,
+  done       BOOLEAN NOT NULL DEFAULT false,
+  synced_seq BIGINT
+);
+
+-- A table's row, on its first run: telemetry written after this run's snapshot
+-- (`synced_seq`) is caught up once the first pass is done.
+-- name: start_table
+INSERT INTO migration_progress (tbl, synced_seq) VALUES (?, ?)
+ON CONFLICT (tbl) DO NOTHING;
+
+-- name: progress
+SELECT tbl, last_key, rows, done, synced_seq FROM migration_progress;
+
+-- One batch and its record, in one statement (so one transaction): `/*insert*/`
+-- is the batch's multi-row INSERT … ON CONFLICT, built from the table's
+-- columns. The first pass records its last key and whether it reached the end.
+-- name: copy_batch
+WITH copied AS (/*insert*/ RETURNING 1)
+UPDATE migration_progress
+SET last_key = ?, done = ?, rows = rows + (SELECT count(*) FROM copied)
+WHERE tbl = ?
+RETURNING (SELECT count(*) FROM copied) AS copied;
+
+-- Later passes (catching up, comparing again) count the rows they write.
+-- name: copy_again
+WITH copied AS (/*insert*/ RETURNING 1)
+UPDATE migration_progress SET rows = rows + (SELECT count(*) FROM copied)
+WHERE tbl = ?
+RETURNING (SELECT count(*) FROM copied) AS copied;
+
+-- name: record_done
+UPDATE migration_progress SET done = true WHERE tbl = ?;
+
+-- name: record_synced
+UPDATE migration_progress SET synced_seq = ? WHERE tbl = ?;
+
+-- Deletions in the source since the last run, applied as the replicas apply
+-- them (sql/duckdb/replica_schema.sql): only to rows older than the deletion.
+-- A tool call's flags and hits go with it (ON DELETE CASCADE). The sessions
+-- of deleted calls are returned: those the source dropped go too.
+-- name: apply_tool_call_tombstones
+DELETE FROM tool_calls AS c USING tombstones AS t
+WHERE t.seq > ? AND t.seq <= ? AND t.tbl = 'tool_calls' AND c.id = t.row_key AND c.seq < t.seq
+RETURNING c.org_id, c.session_id;
+
+-- name: apply_model_call_tombstones
+DELETE FROM model_calls AS m USING tombstones AS t
+WHERE t.seq > ? AND t.seq <= ? AND t.tbl = 'model_calls' AND m.id = t.row_key AND m.seq < t.seq
+RETURNING m.org_id, m.session_id;
+
+-- name: apply_risk_flag_tombstones
+DELETE FROM risk_flags AS r USING tombstones AS t
+WHERE t.seq > ? AND t.seq <= ? AND t.tbl IN ('detections', 'tool_calls')
+  AND r.call_id = t.row_key AND r.seq < t.seq;
+
+-- name: apply_domain_hit_tombstones
+DELETE FROM domain_hits AS d USING tombstones AS t
+WHERE t.seq > ? AND t.seq <= ? AND t.tbl IN ('detections', 'tool_calls')
+  AND d.call_id = t.row_key AND d.seq < t.seq;
+
+-- name: delete_session
+DELETE FROM sessions WHERE org_id = ? AND session_id = ?;
+
+-- New rows take seqs above every copied one; never lowers the sequence.
+-- name: raise_seq
+SELECT setval('telemetry_seq', greatest(?::bigint, (SELECT last_value FROM telemetry_seq)));

@@ -1,0 +1,180 @@
+-- Statements of the PostgreSQL ingest write path (src/store/postgres/telemetry_writer.ts):
+-- one transaction per export request. It locks the touched sessions, reads what
+-- the batch depends on, then writes each table in one statement over arrays
+-- (unnest), whatever the batch's size.
+
+-- Transaction-scoped advisory locks on the batch's sessions, taken in the
+-- order of the array (sorted by the caller), so writers never deadlock.
+-- name: lock_sessions
+SELECT count(pg_advisory_xact_lock(k)) AS locked FROM unnest($1::bigint[]) AS k;
+
+-- $1 values of the telemetry sequence, ascending.
+-- name: reserve_seqs
+SELECT nextval('telemetry_seq') AS seq FROM generate_series(1, $1::int);
+
+-- name: stored_tool_calls
+SELECT id, outcome, decision FROM tool_calls WHERE id = ANY($1::text[]);
+
+-- name: stored_decisions
+SELECT d.session_id, d.tool_call_id, d.decision, d.decision_source
+FROM unnest($2::text[], $3::text[]) AS k(session_id, tool_call_id)
+JOIN decisions AS d
+  ON d.org_id = $1 AND d.session_id = k.session_id AND d.tool_call_id = k.tool_call_id;
+
+-- name: stored_sessions
+SELECT session_id, provider_name FROM sessions WHERE org_id = $1 AND session_id = ANY($2::text[]);
+
+-- name: stored_model_calls
+SELECT id FROM model_calls WHERE id = ANY($1::text[]);
+
+-- name: insert_sessions
+INSERT INTO sessions (org_id, session_id, seq, actor_id, agent_system, agent_version)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+ON CONFLICT (org_id, session_id) DO NOTHING;
+
+-- name: upsert_decisions
+INSERT INTO decisions (org_id, session_id, tool_call_id, decision, decision_source)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+ON CONFLICT (org_id, session_id, tool_call_id)
+DO UPDATE SET decision = excluded.decision, decision_source = excluded.decision_source;
+
+-- name: annotate_decisions
+UPDATE tool_calls AS t SET decision = a.decision, decision_source = a.decision_source, seq = a.seq
+FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+  AS a(id, decision, decision_source, seq)
+WHERE t.id = a.id AND t.decision IS NULL;
+
+-- name: delete_risk_flags
+DELETE FROM risk_flags WHERE call_id = ANY($1::text[]);
+
+-- name: delete_domain_hits
+DELETE FROM domain_hits WHERE call_id = ANY($1::text[]);
+
+-- name: insert_tombstones
+INSERT INTO tombstones (seq, tbl, row_key)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]);
+
+-- name: delete_tool_calls
+DELETE FROM tool_calls WHERE id = ANY($1::text[]);
+
+-- name: insert_tool_calls
+INSERT INTO tool_calls (
+  id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type, category, outcome,
+  duration_ms, result_size_bytes, agent_system, agent_version, model, error_message, error_type,
+  decision, decision_source, prompt_id, agent_name, provider_name, tool_call_id, tool_use_id,
+  tool_description, source, arguments, result, mcp_server_name, mcp_server_scope, os_type,
+  host_arch, terminal_type, cwd, trace_id, span_id
+)
+SELECT * FROM unnest(
+  $1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+  $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::text[], $14::text[],
+  $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
+  $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[], $28::text[],
+  $29::text[], $30::text[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[],
+  $36::text[]
+);
+
+-- name: insert_risk_flags
+INSERT INTO risk_flags (
+  call_id, flag, org_id, seq, session_id, ts, tool_call_id, tool_name, evidence
+)
+SELECT * FROM unnest(
+  $1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
+  $8::text[], $9::text[]
+)
+ON CONFLICT DO NOTHING;
+
+-- name: insert_domain_hits
+INSERT INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts)
+SELECT * FROM unnest(
+  $1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::bigint[]
+)
+ON CONFLICT DO NOTHING;
+
+-- name: insert_model_calls
+INSERT INTO model_calls (
+  id, org_id, seq, session_id, actor_id, ts, agent_system, provider_name, model, input_tokens,
+  output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, duration_ms
+)
+SELECT * FROM unnest(
+  $1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+  $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
+  $14::float8[], $15::bigint[]
+);
+
+-- name: set_session_providers
+UPDATE sessions AS s SET seq = p.seq, provider_name = p.provider_name
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+  AS p(seq, provider_name, org_id, session_id)
+WHERE s.org_id = p.org_id AND s.session_id = p.session_id;
+
+-- Each session's batch changes (see SessionChangeValues in src/store/ingest_batch.ts).
+-- name: change_sessions
+UPDATE sessions AS s SET
+  seq = c.seq,
+  first_seen = CASE WHEN c.calls > 0 THEN least(s.first_seen, c.first_seen) ELSE s.first_seen END,
+  last_seen = CASE WHEN c.calls > 0 THEN greatest(s.last_seen, c.last_seen) ELSE s.last_seen END,
+  tool_call_count = s.tool_call_count + c.calls,
+  error_count = s.error_count + c.errors,
+  success_count = s.success_count + c.oks,
+  agent_version = CASE WHEN s.agent_version = '' THEN c.agent_version ELSE s.agent_version END,
+  model = CASE WHEN c.model <> '' AND c.model_ts >= coalesce(s.model_ts, c.model_ts)
+    THEN c.model ELSE s.model END,
+  model_ts = CASE WHEN c.model <> '' AND c.model_ts >= coalesce(s.model_ts, c.model_ts)
+    THEN c.model_ts ELSE s.model_ts END,
+  cost_usd = s.cost_usd + c.cost
+FROM unnest(
+  $1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
+  $7::text[], $8::text[], $9::bigint[], $10::float8[], $11::text[], $12::text[]
+) AS c(
+  seq, first_seen, last_seen, calls, errors, oks, agent_version, model, model_ts, cost, org_id,
+  session_id
+)
+WHERE s.org_id = c.org_id AND s.session_id = c.session_id;
+
+-- Sessions' counts, first/last seen and model recomputed from their stored
+-- calls (after a replaced call, or retention).
+-- name: recount_sessions
+UPDATE sessions AS s SET
+  seq = r.seq,
+  first_seen = c.first_seen,
+  last_seen = c.last_seen,
+  tool_call_count = c.calls,
+  error_count = c.errors,
+  success_count = c.oks,
+  model = coalesce(m.model, ''),
+  model_ts = m.ts
+FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(seq, org_id, session_id)
+CROSS JOIN LATERAL (
+  SELECT min(ts) AS first_seen, max(ts) AS last_seen, count(*) AS calls,
+    count(*) FILTER (WHERE outcome = 'error') AS errors,
+    count(*) FILTER (WHERE outcome = 'ok') AS oks
+  FROM tool_calls WHERE org_id = r.org_id AND session_id = r.session_id
+) AS c
+LEFT JOIN LATERAL (
+  SELECT model, ts FROM tool_calls
+  WHERE org_id = r.org_id AND session_id = r.session_id AND model IS NOT NULL AND model <> ''
+  ORDER BY ts DESC, id DESC LIMIT 1
+) AS m ON true
+WHERE s.org_id = r.org_id AND s.session_id = r.session_id;
+
+-- name: calls_after
+SELECT id, org_id, session_id FROM tool_calls WHERE id > $1 ORDER BY id LIMIT $2;
+
+-- The calls to rescan as they are once their sessions are locked, with the
+-- credential flag a redacted secret leaves behind.
+-- name: calls_to_rescan
+SELECT t.id, t.org_id, t.session_id, t.ts, t.tool_name, t.tool_type, t.category, t.tool_call_id,
+  t.arguments, t.result, f.evidence AS credential_evidence
+FROM tool_calls AS t
+LEFT JOIN risk_flags AS f ON f.call_id = t.id AND f.flag = 'credential_detected'
+WHERE t.id = ANY($1::text[])
+ORDER BY t.id;
+
+-- name: update_call_texts
+UPDATE tool_calls AS t SET arguments = u.arguments, result = u.result, seq = u.seq
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(arguments, result, seq, id)
+WHERE t.id = u.id;
+
+-- name: probe
+SELECT 1 FROM tool_calls LIMIT 0;

@@ -1,0 +1,71 @@
+-- Reads of the analytics replica's catch-up from PostgreSQL (DESIGN §8), run
+-- by each node in one REPEATABLE READ READ ONLY transaction. `seq` is taken
+-- before commit, so "seq above the last one copied" would skip a row whose
+-- transaction commits late. Instead a catch-up copies the rows whose writing
+-- transaction (`txid`, re-stamped on update) is visible in its own snapshot
+-- but was not in the snapshot of the previous catch-up ($1): exactly the
+-- transactions committed in between, whatever their seqs. Those are the ones
+-- in progress at $1 and those from its xmax on, so the reads walk the
+-- (txid, seq) indexes over just these ranges of keys, each (from, to]: $2, $3
+-- is the key a page starts after, $4, $5 the key it may go up to.
+-- name: source_identity
+SELECT 'postgres:' || s.system_identifier::text || '/' || d.oid::text AS identity
+FROM pg_control_system() AS s, pg_database AS d
+WHERE d.datname = current_database();
+
+-- Read before the catch-up's snapshot: every seq up to it was taken by then.
+-- name: seq_reached
+SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM telemetry_seq;
+
+-- name: current_snapshot
+SELECT pg_current_snapshot()::text AS snapshot;
+
+-- The (txid, seq) of the $6-th following tool call / model call (0-based): bounds a chunk.
+-- name: nth_tool_call_key
+SELECT txid::text AS txid, seq FROM tool_calls
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+ORDER BY txid, seq OFFSET $6 LIMIT 1;
+
+-- name: nth_model_call_key
+SELECT txid::text AS txid, seq FROM model_calls
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+ORDER BY txid, seq OFFSET $6 LIMIT 1;
+
+-- Column order matches the replica tables.
+
+-- name: tool_calls_range
+SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms, agent_system,
+  model, seq
+FROM tool_calls
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+
+-- name: model_calls_range
+SELECT id, org_id, session_id, ts, provider_name, model, input_tokens, output_tokens,
+  cache_read_tokens, cache_creation_tokens, cost_usd, seq
+FROM model_calls
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+
+-- name: risk_flags_range
+SELECT call_id, flag, org_id, session_id, ts, tool_name, seq
+FROM risk_flags
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+
+-- name: domain_hits_range
+SELECT call_id, domain, scheme, org_id, session_id, ts, seq
+FROM domain_hits
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+
+-- The next $6 tombstones, with their txid to page on.
+-- name: tombstones_page
+SELECT seq, tbl, row_key, txid::text AS txid
+FROM tombstones
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+ORDER BY txid, seq
+LIMIT $6;

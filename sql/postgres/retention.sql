@@ -1,0 +1,47 @@
+-- Statements of the PostgreSQL retention task (src/store/postgres/retention.ts):
+-- delete the oldest telemetry of one organization in bounded batches, keep the
+-- sessions they touched consistent, and leave tombstones so the replicas delete
+-- the same rows. Session locks, recounts and tombstones come from ingest.sql.
+
+-- Organizations with telemetry, one index seek each.
+-- name: organizations
+WITH RECURSIVE o(org_id) AS (
+  SELECT min(org_id) FROM sessions
+  UNION ALL
+  SELECT (SELECT min(org_id) FROM sessions WHERE org_id > o.org_id) FROM o WHERE o.org_id IS NOT NULL
+)
+SELECT org_id FROM o WHERE org_id IS NOT NULL;
+
+-- name: oldest_tool_calls
+SELECT id, session_id FROM tool_calls WHERE org_id = $1 AND ts < $2 ORDER BY ts LIMIT $3;
+
+-- name: oldest_model_calls
+SELECT id, session_id FROM model_calls WHERE org_id = $1 AND ts < $2 ORDER BY ts LIMIT $3;
+
+-- Still old once the sessions are locked (a replaced call may be newer now).
+-- Flags and domain hits go with their call (ON DELETE CASCADE).
+-- name: delete_old_tool_calls
+DELETE FROM tool_calls WHERE id = ANY($1::text[]) AND ts < $2 RETURNING id, session_id;
+
+-- name: delete_old_model_calls
+DELETE FROM model_calls WHERE id = ANY($1::text[]) AND ts < $2 RETURNING id, session_id;
+
+-- name: recount_session_costs
+UPDATE sessions AS s SET
+  seq = r.seq,
+  cost_usd = coalesce((
+    SELECT sum(cost_usd) FROM model_calls WHERE org_id = r.org_id AND session_id = r.session_id
+  ), 0)
+FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(seq, org_id, session_id)
+WHERE s.org_id = r.org_id AND s.session_id = r.session_id;
+
+-- name: drop_empty_sessions
+DELETE FROM sessions AS s
+USING unnest($1::text[], $2::text[]) AS r(org_id, session_id)
+WHERE s.org_id = r.org_id AND s.session_id = r.session_id
+  AND NOT EXISTS (
+    SELECT 1 FROM tool_calls AS t WHERE t.org_id = r.org_id AND t.session_id = r.session_id
+  )
+  AND NOT EXISTS (
+    SELECT 1 FROM model_calls AS m WHERE m.org_id = r.org_id AND m.session_id = r.session_id
+  );

@@ -1,0 +1,92 @@
+/**
+ * The sources an analytics replica copies telemetry from: `telemetry.db`
+ * (SQLite) or a PostgreSQL database (DESIGN §8). A source reads what changed
+ * since the replica's recorded progress and writes it through a
+ * {@link ReplicaTarget}, which owns the DuckDB side.
+ *
+ * @module
+ */
+import { PostgresReplicaSource } from "./postgres_source.ts";
+import { SqliteReplicaSource } from "./sqlite_source.ts";
+
+/** Where a replica copies telemetry from. */
+export type ReplicaSourceSpec =
+  | { engine: "sqlite"; path: string }
+  | { engine: "postgres"; url: string };
+
+/** Most tool calls (and most model calls, and most tombstones) read per chunk. */
+export const CHUNK_ROWS = 50_000;
+/** Rows copied per DuckDB transaction: fewer, larger commits write the file faster. */
+export const GROUP_ROWS = 500_000;
+
+/** How far a replica has copied; stored in its meta table with the rows. */
+export interface ReplicaProgress {
+  /**
+   * Every telemetry seq up to this one is in the replica. PostgreSQL: the
+   * sequence's value read just before the last complete catch-up's snapshot
+   * (seqs of transactions still open then follow in the next catch-up).
+   */
+  seq: number;
+  /**
+   * PostgreSQL: the snapshot (`pg_snapshot` text) the last complete catch-up
+   * read; null before the first one completed, and always for SQLite.
+   */
+  mark: string | null;
+}
+
+/** The progress of an empty replica. */
+export const NO_PROGRESS: ReplicaProgress = { seq: 0, mark: null };
+
+/** Replicated tables, in the order a chunk lists them. */
+export type ReplicaTable = "tool_calls" | "model_calls" | "risk_flags" | "domain_hits";
+
+/** A source row: its values in the column order of the replica table (tombstones: seq, tbl, row_key). */
+export type SourceRow = readonly unknown[];
+
+/** One DuckDB transaction of a catch-up. */
+export interface ReplicaBatch {
+  /** Rows appended so far (tombstones included). */
+  readonly rows: number;
+  /** Appends rows; throws {@link ReplicaClosedError} once the replica is closing. */
+  append(table: ReplicaTable | "tombstones", rows: readonly SourceRow[]): Promise<void>;
+}
+
+/** The replica's side of one catch-up. */
+export interface ReplicaTarget {
+  /** Announces that the catch-up copies something, from seq `from` towards `to` (logs, stats). */
+  start(from: number, to: number): void;
+  /**
+   * Runs `fill` in one DuckDB transaction, then merges what it appended and
+   * commits, recording the progress `fill` returns (null: none yet).
+   */
+  write(fill: (batch: ReplicaBatch) => Promise<ReplicaProgress | null>): Promise<void>;
+}
+
+/** A database the replica copies from. */
+export interface ReplicaSource {
+  /** Recorded in the replica: a replica of another source (or database) is rebuilt. */
+  readonly identity: string;
+  /**
+   * How tombstones meet the rows of the same catch-up. "seq": a tombstone
+   * drops rows of its key with a lower seq (seq order is commit order).
+   * "key": it drops every row of its key, before the catch-up's copies merge.
+   */
+  readonly tombstones: "seq" | "key";
+  /** Why a replica at `progress` cannot continue from this source (it is ahead of it), or null. */
+  aheadReason(progress: ReplicaProgress): Promise<string | null>;
+  /** Copies everything committed since `progress` into `target`. */
+  catchUp(progress: ReplicaProgress, target: ReplicaTarget): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The replica is closed (or closing): no more catch-ups or reads. */
+export class ReplicaClosedError extends Error {
+  override name = "ReplicaClosedError";
+}
+
+/** Opens the source `spec` names. */
+export function openReplicaSource(spec: ReplicaSourceSpec): Promise<ReplicaSource> {
+  return spec.engine === "sqlite"
+    ? Promise.resolve(SqliteReplicaSource.open(spec.path))
+    : PostgresReplicaSource.open(spec.url);
+}

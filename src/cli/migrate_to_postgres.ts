@@ -1,0 +1,73 @@
+/**
+ * `migrate-to-postgres`: copies a data directory's stores into PostgreSQL
+ * (DESIGN §8), resumable and idempotent; works while a server runs on the
+ * directory, and a last run after stopping it copies what it wrote meanwhile.
+ * Progress goes to stderr, the result to stdout. Ctrl-C stops after the
+ * current batch (exit code 2); the next run continues from there.
+ *
+ * @module
+ */
+import { UserInputError } from "../errors.ts";
+import { log } from "../log.ts";
+import { copyDataDirToPostgres, type CopyProgress } from "../store/postgres/copy_from_sqlite.ts";
+import { databaseOf, dataDirOf, parseFlags, printResult, UsageError } from "./usage.ts";
+
+const DEFAULT_BATCH = 1000;
+const MAX_BATCH = 50_000;
+/** Seconds between progress lines of one table. */
+const PROGRESS_EVERY = 2;
+
+/** Runs `migrate-to-postgres`. */
+export async function runMigrateToPostgres(args: string[]): Promise<void> {
+  const flags = parseFlags(args, { database: { type: "string" }, batch: { type: "string" } });
+  const url = databaseOf(flags);
+  if (url === null) {
+    throw new UsageError("Missing required flag: --database (or AGENT_TELEMETRY_DATABASE_URL)");
+  }
+  const batchSize = batchOf(flags.batch);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  Deno.addSignalListener("SIGINT", onSignal);
+  let lastLine = 0;
+  try {
+    const result = await copyDataDirToPostgres({
+      dataDir: dataDirOf(flags),
+      url,
+      batchSize,
+      signal: stop.signal,
+      onProgress(progress) {
+        if (progress.seconds - lastLine < PROGRESS_EVERY) return;
+        lastLine = progress.seconds;
+        log("info", "copying", fields(progress));
+      },
+      onTable(progress) {
+        lastLine = 0;
+        log("info", "table copied", fields(progress));
+      },
+    });
+    printResult({ ...result }, flags.json);
+    if (!result.complete) throw new UserInputError("Stopped before the end: run again to continue");
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+  }
+}
+
+function fields(progress: CopyProgress) {
+  return {
+    table: progress.table,
+    rows: progress.rows,
+    seconds: Math.round(progress.seconds * 10) / 10,
+    rows_per_s: progress.seconds > 0 ? Math.round(progress.rows / progress.seconds) : 0,
+  };
+}
+
+function batchOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_BATCH;
+  const batch = Number(value);
+  if (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH) {
+    throw new UsageError(
+      `Invalid --batch: "${value}" (expected an integer from 1 to ${MAX_BATCH})`,
+    );
+  }
+  return batch;
+}

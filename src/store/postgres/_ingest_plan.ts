@@ -1,0 +1,323 @@
+/**
+ * The PostgreSQL side of one ingest batch: what the batch reads is fetched
+ * ahead in a few statements, the shared ingest logic runs against those rows
+ * in memory ({@link IngestPlan} is its {@link IngestStore}), and the outcome is
+ * written back with one statement per table. The sessions' locks, taken
+ * before the reads, make the rows read ahead the current ones.
+ *
+ * @module
+ */
+import type { TelemetryEvent } from "../../ingest/types.ts";
+import type {
+  DomainHitValues,
+  IngestStore,
+  ModelCallValues,
+  NewSessionValues,
+  RiskFlagValues,
+  Sender,
+  SessionChangeValues,
+  StoredDecision,
+  ToolCallValues,
+} from "../ingest_batch.ts";
+import type { PgParam } from "./client.ts";
+
+/** Keys of the stored rows a batch's events may read. */
+export interface BatchReads {
+  /** Ids of the calls that tool calls and decisions may find. */
+  toolCallIds: string[];
+  /** Session and agent call id of each decision a result may pair with. */
+  decisionKeys: { sessionIds: string[]; toolCallIds: string[] };
+  sessionIds: string[];
+  modelCallIds: string[];
+}
+
+/** What of the stored rows the batch's events read. */
+export interface StoredRows {
+  toolCalls: { id: string; outcome: string; decision: string | null }[];
+  decisions: {
+    "session_id": string;
+    "tool_call_id": string;
+    decision: string;
+    "decision_source": string | null;
+  }[];
+  sessions: { "session_id": string; "provider_name": string }[];
+  modelCalls: { id: string }[];
+}
+
+/** The keys a batch reads, from its events and their row ids. */
+export function batchReads(events: readonly TelemetryEvent[], ids: readonly string[]): BatchReads {
+  const toolCallIds = new Set<string>();
+  const decisions = new Map<string, [string, string]>();
+  const sessionIds = new Set<string>();
+  const modelCallIds = new Set<string>();
+  events.forEach((event, i) => {
+    sessionIds.add(event.sessionId);
+    switch (event.kind) {
+      case "tool_call":
+        toolCallIds.add(ids[i]!);
+        if (event.decision === undefined && event.toolCallId !== undefined) {
+          decisions.set(decisionKey(event.sessionId, event.toolCallId), [
+            event.sessionId,
+            event.toolCallId,
+          ]);
+        }
+        break;
+      case "decision":
+        toolCallIds.add(ids[i]!);
+        break;
+      case "model_call":
+        modelCallIds.add(ids[i]!);
+        break;
+    }
+  });
+  const keys = [...decisions.values()];
+  return {
+    toolCallIds: [...toolCallIds],
+    decisionKeys: { sessionIds: keys.map((k) => k[0]), toolCallIds: keys.map((k) => k[1]) },
+    sessionIds: [...sessionIds],
+    modelCallIds: [...modelCallIds],
+  };
+}
+
+/** The most `seq` values a batch can use: see the `nextSeq` calls of `ingest_batch.ts`. */
+export function seqsNeeded(events: readonly TelemetryEvent[], reads: BatchReads): number {
+  return 2 * events.length + 3 * reads.sessionIds.length;
+}
+
+/** A call as the batch sees it: stored before, or written by the batch. */
+interface CallState {
+  outcome: string;
+  decision: string | null;
+  /** Stored before the batch (so deleting it takes a statement). */
+  stored: boolean;
+  /** The row to insert, when the batch wrote it. */
+  values: ToolCallValues | null;
+}
+
+/** Positions in {@link ToolCallValues}. */
+const SEQ = 2;
+const OUTCOME = 9;
+const DECISION = 17;
+const DECISION_SOURCE = 18;
+
+/** The statement and the column arrays of one bulk write. */
+export interface BulkWrite {
+  statement: string;
+  params: PgParam[][];
+}
+
+/** One batch's reads answered from rows read ahead, its writes collected for bulk statements. */
+export class IngestPlan implements IngestStore {
+  readonly #seqs: readonly number[];
+  #seqsUsed = 0;
+  readonly #calls = new Map<string, CallState>();
+  readonly #decisions = new Map<string, StoredDecision>();
+  readonly #providers = new Map<string, string>();
+  readonly #modelCalls = new Set<string>();
+
+  readonly #newSessions: NewSessionValues[] = [];
+  readonly #decisionUpserts = new Map<string, PgParam[]>();
+  readonly #annotations = new Map<string, PgParam[]>();
+  readonly #forgotten = new Set<string>();
+  readonly #tombstones: PgParam[][] = [];
+  readonly #deletedCalls = new Set<string>();
+  readonly #flags = new Map<string, RiskFlagValues[]>();
+  readonly #hits = new Map<string, DomainHitValues[]>();
+  readonly #newModelCalls: ModelCallValues[] = [];
+  readonly #providerUpdates = new Map<string, PgParam[]>();
+  readonly #sessionChanges: SessionChangeValues[] = [];
+  readonly #recounts: PgParam[][] = [];
+
+  constructor(sender: Sender, stored: StoredRows, seqs: readonly number[]) {
+    this.#seqs = seqs;
+    for (const row of stored.toolCalls) {
+      this.#calls.set(row.id, { ...row, stored: true, values: null });
+    }
+    for (const row of stored.decisions) {
+      this.#decisions.set(decisionKey(row.session_id, row.tool_call_id), {
+        decision: row.decision,
+        decisionSource: row.decision_source,
+      });
+    }
+    for (const row of stored.sessions) {
+      this.#providers.set(sessionKey(sender.orgId, row.session_id), row.provider_name);
+    }
+    for (const row of stored.modelCalls) this.#modelCalls.add(row.id);
+  }
+
+  /** The highest `seq` the batch used (0 for none). */
+  get lastSeq(): number {
+    return this.#seqsUsed === 0 ? 0 : this.#seqs[this.#seqsUsed - 1]!;
+  }
+
+  nextSeq(): number {
+    const seq = this.#seqs[this.#seqsUsed++];
+    if (seq === undefined) throw new Error("Ingest batch used more seq values than reserved");
+    return seq;
+  }
+
+  findToolCall(id: string): { outcome: string } | undefined {
+    return this.#calls.get(id);
+  }
+
+  deleteToolCall(id: string): void {
+    const call = this.#calls.get(id);
+    if (call?.stored) {
+      this.#deletedCalls.add(id);
+      this.#annotations.delete(id);
+    }
+    this.#calls.delete(id);
+  }
+
+  insertToolCall(values: ToolCallValues): void {
+    const [id] = values;
+    this.#calls.set(id, {
+      outcome: values[OUTCOME],
+      decision: values[DECISION],
+      stored: this.#deletedCalls.has(id),
+      values,
+    });
+  }
+
+  annotateDecision(id: string, decision: string, source: string | null, seq: number): void {
+    const call = this.#calls.get(id);
+    if (!call || call.decision !== null) return;
+    call.decision = decision;
+    if (call.values) {
+      call.values[DECISION] = decision;
+      call.values[DECISION_SOURCE] = source;
+      call.values[SEQ] = seq;
+    } else {
+      this.#annotations.set(id, [id, decision, source, seq]);
+    }
+  }
+
+  findDecision(_orgId: string, sessionId: string, toolCallId: string): StoredDecision | undefined {
+    return this.#decisions.get(decisionKey(sessionId, toolCallId));
+  }
+
+  upsertDecision(
+    orgId: string,
+    sessionId: string,
+    toolCallId: string,
+    decision: string,
+    source: string | null,
+  ): void {
+    const key = decisionKey(sessionId, toolCallId);
+    this.#decisions.set(key, { decision, decisionSource: source });
+    this.#decisionUpserts.set(key, [orgId, sessionId, toolCallId, decision, source]);
+  }
+
+  insertRiskFlag(values: RiskFlagValues): void {
+    pushTo(this.#flags, values[0], values);
+  }
+
+  insertDomainHit(values: DomainHitValues): void {
+    pushTo(this.#hits, values[0], values);
+  }
+
+  forgetDetections(id: string, seq: number): void {
+    if (this.#calls.get(id)?.values === null) this.#forgotten.add(id);
+    this.#flags.delete(id);
+    this.#hits.delete(id);
+    this.#tombstones.push([seq, "detections", id]);
+  }
+
+  insertModelCall(values: ModelCallValues): boolean {
+    if (this.#modelCalls.has(values[0])) return false;
+    this.#modelCalls.add(values[0]);
+    this.#newModelCalls.push(values);
+    return true;
+  }
+
+  ensureSession(values: NewSessionValues): void {
+    const key = sessionKey(values[0], values[1]);
+    if (this.#providers.has(key)) return;
+    this.#providers.set(key, "");
+    this.#newSessions.push(values);
+  }
+
+  sessionProvider(orgId: string, sessionId: string): string {
+    return this.#providers.get(sessionKey(orgId, sessionId)) ?? "";
+  }
+
+  setSessionProvider(seq: number, provider: string, orgId: string, sessionId: string): void {
+    const key = sessionKey(orgId, sessionId);
+    this.#providers.set(key, provider);
+    this.#providerUpdates.set(key, [seq, provider, orgId, sessionId]);
+  }
+
+  changeSession(values: SessionChangeValues): void {
+    this.#sessionChanges.push(values);
+  }
+
+  recountSession(seq: number, orgId: string, sessionId: string): void {
+    this.#recounts.push([seq, orgId, sessionId]);
+  }
+
+  /**
+   * The batch's writes, in an order that keeps every statement valid: session
+   * rows first, deletions before the inserts that replace them, recounts last.
+   */
+  writes(): BulkWrite[] {
+    const newCalls: ToolCallValues[] = [];
+    for (const call of this.#calls.values()) if (call.values) newCalls.push(call.values);
+    const forgotten = [...this.#forgotten];
+    const writes: [string, PgParam[][]][] = [
+      ["insert_sessions", this.#newSessions],
+      ["upsert_decisions", [...this.#decisionUpserts.values()]],
+      ["annotate_decisions", [...this.#annotations.values()]],
+      ["delete_risk_flags", forgotten.map((id) => [id])],
+      ["delete_domain_hits", forgotten.map((id) => [id])],
+      ["insert_tombstones", this.#tombstones],
+      ["delete_tool_calls", [...this.#deletedCalls].map((id) => [id])],
+      ["insert_tool_calls", newCalls],
+      ["insert_risk_flags", [...this.#flags.values()].flat()],
+      ["insert_domain_hits", [...this.#hits.values()].flat()],
+      ["insert_model_calls", this.#newModelCalls],
+      ["set_session_providers", [...this.#providerUpdates.values()]],
+      ["change_sessions", this.#sessionChanges],
+      ["recount_sessions", this.#recounts],
+    ];
+    return writes.filter(([, rows]) => rows.length > 0).map(([statement, rows]) => ({
+      statement,
+      params: columns(rows),
+    }));
+  }
+}
+
+/**
+ * A value as PostgreSQL can store it: its text cannot hold U+0000 (SQLite's
+ * can), which becomes U+FFFD. Applied to every value written and every key
+ * read, so keys still match.
+ */
+export function pgValue<T extends PgParam>(value: T): T {
+  return typeof value === "string" && value.includes("\u0000")
+    ? value.replaceAll("\u0000", "\ufffd") as T
+    : value;
+}
+
+/** Rows as one array per column, the parameters of an `unnest` statement. */
+export function columns(rows: readonly (readonly PgParam[])[]): PgParam[][] {
+  const width = rows[0]?.length ?? 0;
+  const out: PgParam[][] = Array.from({ length: width }, () => new Array(rows.length));
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    for (let c = 0; c < width; c++) out[c]![r] = pgValue(row[c]!);
+  }
+  return out;
+}
+
+function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function decisionKey(sessionId: string, toolCallId: string): string {
+  return `${pgValue(sessionId)}\u0000${pgValue(toolCallId)}`;
+}
+
+function sessionKey(orgId: string, sessionId: string): string {
+  return `${pgValue(orgId)}\u0000${pgValue(sessionId)}`;
+}

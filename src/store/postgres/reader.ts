@@ -1,0 +1,103 @@
+/**
+ * The read side of the PostgreSQL telemetry store (DESIGN §8): each batch of
+ * statements runs in one read-only REPEATABLE READ transaction (one snapshot,
+ * as a SQLite read transaction gives), each statement under the query time
+ * limit as `statement_timeout`, with as many batches at once as the pool
+ * allows and a bounded queue behind them, like the SQLite `ReaderPool`.
+ *
+ * @module
+ */
+import {
+  QueryFailedError,
+  QueryQueueFullError,
+  QueryTimeoutError,
+  type ReadStatement,
+} from "../reader.ts";
+import type { TelemetryReader } from "../stores.ts";
+import { postgresQueries, type TelemetryQueries } from "../telemetry_queries.ts";
+import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
+
+/** Options of {@link PgReader}. */
+export interface PgReaderOptions {
+  /** Longest any one statement may run, ms. */
+  timeoutMs: number;
+  /** Batches running at once (at most the pool's connections). */
+  maxConcurrent: number;
+  /** Batches allowed to wait; past it, reads fail with {@link QueryQueueFullError}. */
+  maxQueued?: number;
+}
+
+/** SQLSTATE `query_canceled`: what `statement_timeout` raises. */
+const QUERY_CANCELED = "57014";
+
+/** Runs read batches on a connection pool it does not own. */
+export class PgReader implements TelemetryReader {
+  readonly queries: TelemetryQueries = postgresQueries;
+  readonly #sql: Sql;
+  readonly #options: PgReaderOptions;
+  readonly #waiting: { start: () => void; fail: (error: Error) => void }[] = [];
+  #running = 0;
+  #closed = false;
+
+  constructor(sql: Sql, options: PgReaderOptions) {
+    this.#sql = sql;
+    this.#options = options;
+  }
+
+  /** Runs the statements in one snapshot; resolves with one row array per statement. */
+  async read(statements: ReadStatement[]): Promise<unknown[][]> {
+    await this.#acquire();
+    try {
+      return await this.#run(statements);
+    } catch (error) {
+      if ((error as { code?: string } | null)?.code === QUERY_CANCELED) {
+        throw new QueryTimeoutError("Query time limit exceeded");
+      }
+      throw error;
+    } finally {
+      this.#release();
+    }
+  }
+
+  /** Stops taking reads and fails those waiting; running ones finish. The pool stays open. */
+  close(): void {
+    this.#closed = true;
+    for (const waiter of this.#waiting.splice(0)) {
+      waiter.fail(new QueryFailedError("Reader is closed"));
+    }
+  }
+
+  #acquire(): Promise<void> {
+    if (this.#closed) return Promise.reject(new QueryFailedError("Reader is closed"));
+    if (this.#running < this.#options.maxConcurrent) {
+      this.#running++;
+      return Promise.resolve();
+    }
+    if (this.#waiting.length >= (this.#options.maxQueued ?? 256)) {
+      return Promise.reject(new QueryQueueFullError("Too many queries waiting"));
+    }
+    return new Promise((start, fail) => this.#waiting.push({ start, fail }));
+  }
+
+  /** Hands the finished batch's turn to the next waiting one. */
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next) next.start();
+    else this.#running--;
+  }
+
+  #run(statements: ReadStatement[]): Promise<unknown[][]> {
+    const timeoutMs = Math.max(1, Math.trunc(this.#options.timeoutMs));
+    return this.#sql.begin(
+      "ISOLATION LEVEL REPEATABLE READ READ ONLY",
+      async (tx: TransactionSql) => {
+        // Pipelined: the statements go out together, one round trip for the batch.
+        const [, ...results] = await Promise.all([
+          tx.unsafe(`SET LOCAL statement_timeout = ${timeoutMs}`),
+          ...statements.map(({ sql, params }) => tx.unsafe(numberPlaceholders(sql), params)),
+        ]);
+        return results.map((rows) => Array.from(rows));
+      },
+    ) as Promise<unknown[][]>;
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * The ingest write path on PostgreSQL: the same rows as the SQLite writer for
+ * the same events (the logic is shared: `ingest_batch.ts`), one transaction
+ * per export request. Several nodes may write at once, into the same sessions:
+ * each transaction first locks its sessions (in one global order), then reads
+ * what its events depend on and writes each table in one statement.
+ *
+ * @module
+ */
+import type { TelemetryEvent } from "../../ingest/types.ts";
+import {
+  domainHitRows,
+  eventRowIds,
+  ingestEvents,
+  type IngestSummary,
+  rescanDetection,
+  type RescanRow,
+  riskFlagRows,
+  type Sender,
+  storedCallOf,
+} from "../ingest_batch.ts";
+import type { RetentionOptions, RetentionResult } from "../retention.ts";
+import type { TelemetryWriterApi } from "../stores.ts";
+import type { PgParam, Sql, TransactionSql } from "./client.ts";
+import {
+  type BatchReads,
+  batchReads,
+  columns,
+  IngestPlan,
+  pgValue,
+  seqsNeeded,
+  type StoredRows,
+} from "./_ingest_plan.ts";
+import { PgRetention } from "./retention.ts";
+import { lockSessions, reserveSeqs, run, withRetries } from "./_write_tx.ts";
+
+/** Options of {@link PgTelemetryWriter}. */
+export interface PgWriterOptions {
+  /** Replace detected secrets by `[REDACTED:<kind>]` in stored arguments and results. */
+  redactSecrets: boolean;
+  retention: RetentionOptions;
+}
+
+/** A batch's outcome and the highest `seq` it wrote. */
+interface Written<T> {
+  value: T;
+  lastSeq: number;
+}
+
+/** Writes telemetry into PostgreSQL through a pool it does not own. */
+export class PgTelemetryWriter implements TelemetryWriterApi {
+  readonly #sql: Sql;
+  readonly #options: PgWriterOptions;
+  readonly #retention: PgRetention;
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #closed = false;
+  #lastSeq = 0;
+
+  constructor(sql: Sql, options: PgWriterOptions) {
+    this.#sql = sql;
+    this.#options = options;
+    this.#retention = new PgRetention(sql, options.retention);
+  }
+
+  /** The highest `seq` this process wrote. */
+  get lastSeq(): number {
+    return Math.max(this.#lastSeq, this.#retention.lastSeq);
+  }
+
+  /** Stores every event of one export request, all or nothing. */
+  ingest(sender: Sender, events: readonly TelemetryEvent[]): Promise<IngestSummary> {
+    return this.#track(async () => {
+      if (events.length === 0) return { toolCalls: 0, modelCalls: 0 };
+      const ids = eventRowIds(sender, events);
+      const reads = batchReads(events, ids);
+      return await this.#transaction((tx) => this.#ingestIn(tx, sender, events, ids, reads));
+    });
+  }
+
+  /** Rejects unless the database takes a write transaction (a standby refuses one). */
+  probe(): Promise<void> {
+    return this.#track(async () => {
+      await this.#sql.begin("read write", (tx) => run(tx, "probe", []));
+    });
+  }
+
+  /** One retention pass by age (`maxDiskBytes` does not apply: nothing is reclaimed here). */
+  runRetention(now = Date.now()): Promise<RetentionResult> {
+    return this.#track(() => this.#retention.run(now));
+  }
+
+  /**
+   * Runs detection again over up to `limit` stored calls after id `afterId`
+   * (one transaction), replacing their flags and domain hits. A credential
+   * flag whose secret was redacted at ingest is kept: the text no longer
+   * holds it. Returns the last id scanned, or null when done.
+   */
+  rescanBatch(afterId: string, limit: number): Promise<{ lastId: string | null; scanned: number }> {
+    return this.#track(() => this.#transaction((tx) => this.#rescanIn(tx, afterId, limit)));
+  }
+
+  /** Refuses new work and waits for the writes under way; the pool stays open. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  async #ingestIn(
+    tx: TransactionSql,
+    sender: Sender,
+    events: readonly TelemetryEvent[],
+    ids: readonly string[],
+    reads: BatchReads,
+  ): Promise<Written<IngestSummary>> {
+    const { decisionKeys } = reads;
+    const [, toolCalls, decisions, sessions, modelCalls, seqs] = await Promise.all([
+      lockSessions(tx, reads.sessionIds.map((session) => [sender.orgId, session] as const)),
+      readIf<StoredRows["toolCalls"][number]>(tx, "stored_tool_calls", [reads.toolCallIds]),
+      readIf<StoredRows["decisions"][number]>(tx, "stored_decisions", [
+        sender.orgId,
+        decisionKeys.sessionIds,
+        decisionKeys.toolCallIds,
+      ]),
+      readIf<StoredRows["sessions"][number]>(tx, "stored_sessions", [
+        sender.orgId,
+        reads.sessionIds,
+      ]),
+      readIf<StoredRows["modelCalls"][number]>(tx, "stored_model_calls", [reads.modelCallIds]),
+      reserveSeqs(tx, seqsNeeded(events, reads)),
+    ]);
+    const plan = new IngestPlan(sender, { toolCalls, decisions, sessions, modelCalls }, seqs);
+    const summary = ingestEvents(plan, sender, events, this.#options, ids);
+    await Promise.all(plan.writes().map((write) => run(tx, write.statement, write.params)));
+    return { value: summary, lastSeq: plan.lastSeq };
+  }
+
+  async #rescanIn(
+    tx: TransactionSql,
+    afterId: string,
+    limit: number,
+  ): Promise<Written<{ lastId: string | null; scanned: number }>> {
+    const calls = await run<{ id: string; org_id: string; session_id: string }>(
+      tx,
+      "calls_after",
+      [afterId, limit],
+    );
+    if (calls.length === 0) return { value: { lastId: null, scanned: 0 }, lastSeq: 0 };
+    const ids = calls.map((call) => call.id);
+    const [, rows, seqs] = await Promise.all([
+      lockSessions(tx, calls.map((call) => [call.org_id, call.session_id] as const)),
+      run<RescanRow & { credential_evidence: string | null }>(tx, "calls_to_rescan", [ids]),
+      reserveSeqs(tx, 2 * calls.length),
+    ]);
+    let used = 0;
+    const tombstones: PgParam[][] = [];
+    const texts: PgParam[][] = [];
+    const flags: PgParam[][] = [];
+    const hits: PgParam[][] = [];
+    for (const row of rows) {
+      const detection = rescanDetection(row, row.credential_evidence ?? undefined, this.#options);
+      tombstones.push([seqs[used++]!, "detections", row.id]);
+      const seq = seqs[used++]!;
+      const args = detection.arguments ?? null;
+      const result = detection.result ?? null;
+      if (args !== row.arguments || result !== row.result) texts.push([args, result, seq, row.id]);
+      const call = storedCallOf(row);
+      flags.push(...riskFlagRows(call, detection, seq));
+      hits.push(...domainHitRows(call, detection, seq));
+    }
+    const rescanned = rows.map((row) => [row.id]);
+    const writes: [string, PgParam[][]][] = [
+      ["delete_risk_flags", rescanned],
+      ["delete_domain_hits", rescanned],
+      ["insert_tombstones", tombstones],
+      ["update_call_texts", texts],
+      ["insert_risk_flags", flags],
+      ["insert_domain_hits", hits],
+    ];
+    await Promise.all(
+      writes.filter(([, list]) => list.length > 0).map(([name, list]) =>
+        run(tx, name, columns(list))
+      ),
+    );
+    return {
+      value: { lastId: ids.at(-1)!, scanned: rows.length },
+      lastSeq: used === 0 ? 0 : seqs[used - 1]!,
+    };
+  }
+
+  /** One write transaction, retried while PostgreSQL aborts it; notes the seq it wrote. */
+  async #transaction<T>(body: (tx: TransactionSql) => Promise<Written<T>>): Promise<T> {
+    const written = await withRetries(() => this.#sql.begin(body));
+    this.#lastSeq = Math.max(this.#lastSeq, written.lastSeq);
+    return written.value;
+  }
+
+  /** Runs work unless closed, so that {@link close} can wait for it. */
+  #track<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("Telemetry writer is closed"));
+    const promise = work();
+    this.#inFlight.add(promise);
+    promise.then(
+      () => this.#inFlight.delete(promise),
+      () => this.#inFlight.delete(promise),
+    );
+    return promise;
+  }
+}
+
+/** A read of stored rows by arrays of keys, skipped when they are empty. */
+function readIf<T>(
+  tx: TransactionSql,
+  name: string,
+  params: (PgParam | PgParam[])[],
+): Promise<T[]> {
+  const keys = params.find(Array.isArray);
+  if (keys && keys.length === 0) return Promise.resolve([]);
+  const values = params.map((param) => Array.isArray(param) ? param.map(pgValue) : pgValue(param));
+  return run<T>(tx, name, values);
+}
