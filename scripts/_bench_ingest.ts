@@ -22,6 +22,8 @@ export interface EncodingStats {
   ms: number;
   /** Server CPU milliseconds (all threads) while sending. */
   serverCpuMs: number;
+  /** CPU milliseconds of the store's own processes while sending (PostgreSQL); null: not read. */
+  storeCpuMs: number | null;
   /** This process's CPU milliseconds while sending (HTTP client). */
   clientCpuMs: number;
   /** Requests answered with a partialSuccess (some records unusable). */
@@ -65,6 +67,8 @@ export interface IngestOptions {
   chunkCalls: number;
   /** Requests in flight while sending. */
   concurrency: number;
+  /** Cumulative CPU ms of the store's own processes (PostgreSQL's backends); null: unknown. */
+  storeCpuMs?: () => Promise<number | null>;
   /** Runs after the last chunk is encoded, before it is sent (untimed). */
   beforeLastChunk?: (remainingCalls: number) => Promise<void>;
   /** Progress lines (stderr). */
@@ -86,6 +90,7 @@ function emptyStats(): EncodingStats {
     bytes: 0,
     ms: 0,
     serverCpuMs: 0,
+    storeCpuMs: null,
     clientCpuMs: 0,
     partial: 0,
   };
@@ -142,6 +147,7 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     options.server.assertAlive();
     const stats = result[encoding];
     const serverCpu = await options.server.cpuMs();
+    const storeCpu = await options.storeCpuMs?.() ?? null;
     const clientCpu = await procCpuMs("self");
     const sendStarted = performance.now();
     stats.partial += await send(options.server.ingestUrl, options.ingestKeys, bodies, {
@@ -151,6 +157,10 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     const sendMs = performance.now() - sendStarted;
     stats.ms += sendMs;
     stats.serverCpuMs += await options.server.cpuMs() - serverCpu;
+    const storeCpuAfter = storeCpu === null ? null : await options.storeCpuMs!();
+    if (storeCpu !== null && storeCpuAfter !== null) {
+      stats.storeCpuMs = (stats.storeCpuMs ?? 0) + storeCpuAfter - storeCpu;
+    }
     stats.clientCpuMs += await procCpuMs("self") - clientCpu;
     stats.calls += chunkCalls;
     stats.requests += bodies.length;

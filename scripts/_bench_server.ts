@@ -36,12 +36,19 @@ export class BenchServer {
   }
 
   /**
-   * Spawns the server on `dir` and waits until `/v1/ping` answers 200 with
-   * `apiKey`. The log (JSON lines, `--log-level` as given) goes to `logPath`.
+   * Spawns the server on `dir` (plus `serveArgs`, e.g. `--database URL`) and
+   * waits until `/v1/ping` answers 200 with `apiKey`. The log (JSON lines,
+   * `--log-level` as given) goes to `logPath`.
    */
   static async start(
     dir: string,
-    options: { apiKey: string; logPath: string; logLevel?: string; timeoutMs?: number },
+    options: {
+      apiKey: string;
+      logPath: string;
+      logLevel?: string;
+      timeoutMs?: number;
+      serveArgs?: readonly string[];
+    },
   ): Promise<BenchServer> {
     const started = performance.now();
     // The shell only redirects stderr to the log file and execs the server:
@@ -59,6 +66,7 @@ export class BenchServer {
         "serve",
         "--data",
         dir,
+        ...(options.serveArgs ?? []),
         "--listen",
         "127.0.0.1:0",
         "--ingest-listen",
@@ -66,6 +74,9 @@ export class BenchServer {
         "--log-level",
         options.logLevel ?? "info",
       ],
+      // The flags alone pick the store: never a database named by the environment.
+      clearEnv: true,
+      env: serverEnv(),
       stdin: "null",
       stdout: "piped",
       stderr: "null",
@@ -301,6 +312,13 @@ async function ourCpuMs(): Promise<number> {
 async function procStatusBytes(pid: number, field: string): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** This process's environment without the variable that would put the server on PostgreSQL. */
+function serverEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.AGENT_TELEMETRY_DATABASE_URL;
+  return env;
 }
 
 /** The last lines of a log file, for error messages. */

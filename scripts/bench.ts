@@ -2,35 +2,48 @@
  * The benchmark: builds a data directory of realistic telemetry through the
  * real ingest path, starts the real server (`main.ts serve`, a child process
  * on loopback), measures it over HTTP from this separate process, and prints
- * a Markdown report (also written to `.bench/bench-<calls>.md`).
+ * a Markdown report (also written to `.bench/bench-<calls>-<engine>.md`).
  *
  * ```sh
  * deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
- *                 [--concurrency N] [--sqlite-runs N]
+ *                 [--database postgres://USER@HOST:PORT/DB]
+ *                 [--concurrency N] [--sqlite-runs N] [--sqlite-cap S]
  * ```
  *
  * - `--calls N`: tool calls to ingest (default 1,000,000).
+ * - `--database URL`: run the server on PostgreSQL instead of the embedded
+ *   SQLite files. URL names a server (and a database to connect to for
+ *   administration); the benchmark creates an empty database
+ *   `bench_<random>` on it, runs `serve --database` on that, and drops it at
+ *   the end unless `--keep` is given. `AGENT_TELEMETRY_DATABASE_URL` is not
+ *   read: the engine is the flag's choice alone.
  * - `--quick`: 100,000 calls and few samples — the CI smoke run. Like every
  *   run, it fails (non-zero exit) only on errors, never on timing.
- * - `--keep DIR`: build the data directory in DIR (new or empty) and keep it.
+ * - `--keep DIR`: build the data directory in DIR (new or empty) and keep it
+ *   (with `--database`, the database too; DIR then holds the replica and
+ *   `bench-meta.json`, which names the database).
  * - `--reuse DIR`: skip ingest and measure a directory an earlier `--keep`
- *   run built; that run's ingest figures are carried over and marked.
+ *   run built (on the engine that run used); that run's ingest figures are
+ *   carried over and marked.
  * - `--concurrency N`: ingest requests in flight (default 4).
- * - `--sqlite-runs N`: runs of each SQLite insight baseline (default 5, 1
- *   above 2M calls, 2 with `--quick`).
- * - `--sqlite-cap S`: seconds one SQLite baseline may run before it is
- *   stopped and reported as "> S s" (default 180; longer windows of the same
- *   insight are then skipped).
+ * - `--sqlite-runs N`: runs of each insight baseline (default 5, 1 above 2M
+ *   calls, 2 with `--quick`). The baseline is the same insight computed on
+ *   the store itself: SQLite in-process, or with `--database` PostgreSQL
+ *   directly (`sql/insights/postgres/`).
+ * - `--sqlite-cap S`: seconds one baseline may run before it is stopped and
+ *   reported as "> S s" (default 180; longer windows of the same insight are
+ *   then skipped).
  *
  * Phases: ingest (JSON and protobuf chunks alternating, bodies pre-encoded
  * with the clock stopped), replica catch-up, lists, details, insights over
  * HTTP, footprint, start-up, then in-process: replica rebuild, DuckDB vs
- * SQLite insights, detection. The temporary directory and the server are
- * removed/stopped on success, error and SIGINT/SIGTERM alike.
+ * the store's own insights, detection. The phases read the store directly
+ * only through `_bench_store.ts`. The temporary directory, the server and a
+ * database created for the run are removed/stopped/dropped on success, error
+ * and SIGINT/SIGTERM alike.
  *
  * @module
  */
-import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import {
   type Analytics,
@@ -44,7 +57,7 @@ import { detectToolCall } from "../src/detect/mod.ts";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
 import type { ToolCallEvent } from "../src/ingest/types.ts";
-import { openKeyStore } from "../src/store/data_dir.ts";
+import { openKeyStoreFor } from "../src/store/open_stores.ts";
 import { encodeJson, generateExports } from "./gen.ts";
 import { ingest, type IngestResult } from "./_bench_ingest.ts";
 import {
@@ -62,7 +75,12 @@ import {
   verdict,
 } from "./_bench_measure.ts";
 import { BenchServer, killAllServers, OtherLoad, type RssSample, tail } from "./_bench_server.ts";
-import type { SqliteInsightRequest } from "./_bench_sqlite_worker.ts";
+import {
+  type BenchStore,
+  fileBytes,
+  PostgresBenchStore,
+  SqliteBenchStore,
+} from "./_bench_store.ts";
 
 const args = parseArgs({
   args: Deno.args,
@@ -71,6 +89,7 @@ const args = parseArgs({
     quick: { type: "boolean", default: false },
     keep: { type: "string" },
     reuse: { type: "string" },
+    database: { type: "string" },
     concurrency: { type: "string", default: "4" },
     "sqlite-runs": { type: "string" },
     "sqlite-cap": { type: "string" },
@@ -80,6 +99,10 @@ const quick = args.values.quick;
 const reuseDir = args.values.reuse;
 const keepDir = args.values.keep;
 if (reuseDir && keepDir) usage("--keep and --reuse exclude each other");
+const databaseServer = args.values.database ?? null;
+if (databaseServer !== null && !/^postgres(ql)?:\/\/\S+$/.test(databaseServer)) {
+  usage(`--database takes a postgres:// URL: ${JSON.stringify(databaseServer)}`);
+}
 const requestedCalls = Number(args.values.calls ?? (quick ? 100_000 : 1_000_000));
 if (!Number.isSafeInteger(requestedCalls) || requestedCalls < 1_000) {
   usage("--calls takes an integer of at least 1000");
@@ -98,7 +121,7 @@ const budget = quick
     pageSamples: 30,
     detailSamples: 40,
     insightRuns: 5,
-    sqliteRuns: 2,
+    baselineRuns: 2,
     startups: 2,
     detectionMs: 500,
   }
@@ -109,14 +132,14 @@ const budget = quick
     pageSamples: 200,
     detailSamples: 300,
     insightRuns: 20,
-    sqliteRuns: requestedCalls > 2_000_000 ? 1 : 5,
+    baselineRuns: requestedCalls > 2_000_000 ? 1 : 5,
     startups: 3,
     detectionMs: 3_000,
   };
 if (args.values["sqlite-runs"] !== undefined) {
-  budget.sqliteRuns = Number(args.values["sqlite-runs"]);
+  budget.baselineRuns = Number(args.values["sqlite-runs"]);
 }
-const sqliteCapMs = Number(args.values["sqlite-cap"] ?? 180) * 1000;
+const baselineCapMs = Number(args.values["sqlite-cap"] ?? 180) * 1000;
 
 const GENERATOR = { days: 100, seed: 7, callsPerActor: 12_000 };
 const WINDOWS: readonly WindowName[] = ["7d", "30d", "90d"];
@@ -148,6 +171,8 @@ interface BenchMeta {
   calls: number;
   builtAt: string;
   commit: string;
+  /** The PostgreSQL database the run built (absent or null: the data directory's SQLite files). */
+  database?: string | null;
   /** Ingest and catch-up figures of the building run. */
   figures: Figure[];
 }
@@ -164,13 +189,15 @@ async function isEmptyDir(path: string): Promise<boolean> {
   }
 }
 
-function createKeys(dir: string, actors: number) {
-  const keys = openKeyStore(dir);
+/** The organization, its API key and one actor per ingest key, in the store the server will use. */
+async function createKeys(dir: string, databaseUrl: string | null, actors: number) {
+  const keys = await openKeyStoreFor(dir, databaseUrl);
   try {
-    const org = keys.createOrg("Bench");
-    const member = keys.addMember(org.id, "bench@example.com");
-    const apiKey = keys.createKey(org.id, member.id, "bench").key;
-    const created = Array.from({ length: actors }, (_, i) => keys.createActor(org.id, `a${i}`));
+    const org = await keys.createOrg("Bench");
+    const member = await keys.addMember(org.id, "bench@example.com");
+    const apiKey = (await keys.createKey(org.id, member.id, "bench")).key;
+    const created: { actor_id: string; ingest_key: string }[] = [];
+    for (let i = 0; i < actors; i++) created.push(await keys.createActor(org.id, `a${i}`));
     return {
       orgId: org.id,
       apiKey,
@@ -178,48 +205,15 @@ function createKeys(dir: string, actors: number) {
       ingestKeys: created.map((a) => a.ingest_key),
     };
   } finally {
-    keys.close();
+    await keys.close();
   }
-}
-
-function fileBytes(path: string): number {
-  let total = 0;
-  for (const suffix of ["", "-wal", ".wal"]) {
-    try {
-      total += Deno.statSync(path + suffix).size;
-    } catch {
-      // absent
-    }
-  }
-  return total;
-}
-
-function readSeq(db: DatabaseSync): number {
-  return Number(
-    (db.prepare("SELECT value FROM counters WHERE name = 'seq'").get() as {
-      value: number;
-    }).value,
-  );
-}
-
-/** Rows a catch-up copies for seqs in (lo, hi]: the four replicated tables and tombstones. */
-function rowsInSeqRange(db: DatabaseSync, lo: number, hi: number): number {
-  let rows = 0;
-  for (const table of ["tool_calls", "model_calls", "risk_flags", "domain_hits", "tombstones"]) {
-    rows += Number(
-      (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE seq > ? AND seq <= ?`).get(lo, hi) as {
-        n: number;
-      }).n,
-    );
-  }
-  return rows;
 }
 
 // ----------------------------------------------------------------------------- phases
 
 async function ingestPhase(
   server: BenchServer,
-  db: () => DatabaseSync,
+  store: BenchStore,
   keys: { ingestKeys: string[] },
   targetCalls: number,
   actors: number,
@@ -238,19 +232,18 @@ async function ingestPhase(
     now,
     chunkCalls,
     concurrency: ingestConcurrency,
+    storeCpuMs: () => store.cpuMs(),
     progress,
     beforeLastChunk: async () => {
       // The first insight catches the empty replica up with everything so far.
       await rssPhase(server, "full replica catch-up");
-      seqBefore = readSeq(db());
+      seqBefore = await store.seq();
       progress(`replica catch-up of every row so far (seq ${int(seqBefore)})`);
       catchUpNote = await fullCatchUp(server, seqBefore);
       await rssPhase(server, "last chunk and its incremental catch-up");
     },
   });
-  const stored = Number(
-    (db().prepare("SELECT count(*) AS n FROM tool_calls").get() as { n: number }).n,
-  );
+  const stored = await store.toolCalls();
   if (stored !== result.calls) {
     throw new Error(`Sent ${result.calls} tool calls but tool_calls holds ${stored}`);
   }
@@ -283,11 +276,27 @@ async function ingestPhase(
   const cpu = (s: IngestResult["json"]) => (s.serverCpuMs * 1000) / s.calls;
   report.add(
     "Ingest",
-    "server CPU per tool call while ingesting (all threads)",
+    `server CPU per tool call while ingesting (all threads${
+      store.engine === "postgres" ? " of the server process; PostgreSQL's own below" : ""
+    })`,
     `JSON ${cpu(result.json).toFixed(0)} µs, protobuf ${cpu(result.protobuf).toFixed(0)} µs; ${
       ((result.json.serverCpuMs + result.protobuf.serverCpuMs) / both).toFixed(2)
     } cores busy`,
   );
+  if (store.engine === "postgres") {
+    const storeCpu = (s: IngestResult["json"]) => (s.storeCpuMs! * 1000) / s.calls;
+    report.add(
+      "Ingest",
+      "PostgreSQL CPU per tool call while ingesting (this database's backends; WAL writer, checkpointer and background writer not included)",
+      result.json.storeCpuMs === null || result.protobuf.storeCpuMs === null
+        ? "not measured (the PostgreSQL server's processes are not readable from here)"
+        : `JSON ${storeCpu(result.json).toFixed(0)} µs, protobuf ${
+          storeCpu(result.protobuf).toFixed(0)
+        } µs; ${
+          ((result.json.storeCpuMs + result.protobuf.storeCpuMs) / both).toFixed(2)
+        } cores busy`,
+    );
+  }
   report.add(
     "Ingest",
     "bench process CPU per tool call while sending (HTTP client)",
@@ -313,8 +322,8 @@ async function ingestPhase(
     report.add("Replica", "catch-up in the server: empty replica → all rows", catchUpNote);
   }
   // The last chunk arrived after that catch-up: the next insight copies just it.
-  const seqAfter = readSeq(db());
-  const rows = rowsInSeqRange(db(), seqBefore, seqAfter);
+  const seqAfter = await store.seq();
+  const rows = await store.rowsInSeqRange(seqBefore, seqAfter);
   const last = result.chunks.at(-1)!;
   const url = `${server.queryUrl}/v1/insights/activity?window=90d`;
   const withCatchUp = await timedGet(url, apiKeyOf());
@@ -518,27 +527,11 @@ async function pageWalk<R>(
   );
 }
 
-async function detailPhase(server: BenchServer, apiKey: string, db: DatabaseSync) {
-  // Ids spread over the whole data set: rows at random seqs.
-  const maxSeq = readSeq(db);
-  const pick = db.prepare(
-    "SELECT id, session_id FROM tool_calls WHERE seq >= ? ORDER BY seq LIMIT 1",
-  );
-  const calls: string[] = [];
-  const sessions: string[] = [];
-  let state = 12345;
-  const random = () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state / 2 ** 32;
-  };
-  for (let i = 0; i < 500; i++) {
-    const row = pick.get(Math.floor(random() * maxSeq)) as
-      | { id: string; session_id: string }
-      | undefined;
-    if (!row) continue;
-    calls.push(row.id);
-    sessions.push(row.session_id);
-  }
+async function detailPhase(server: BenchServer, apiKey: string, store: BenchStore) {
+  // Ids spread over the whole data set.
+  const sampled = await store.sampleCalls(500);
+  const calls = sampled.map((c) => c.id);
+  const sessions = sampled.map((c) => c.sessionId);
   if (calls.length === 0) throw new Error("No tool calls to look up");
   let i = 0;
   const details: [string, () => string][] = [
@@ -570,7 +563,7 @@ async function detailPhase(server: BenchServer, apiKey: string, db: DatabaseSync
 /** Insight timings by `name window`: HTTP samples, then in-process ones. */
 const insightTimes = new Map<
   string,
-  { http: number[]; duck: number[]; sqlite: number[]; sqliteCapped?: "capped" | "skipped" }
+  { http: number[]; duck: number[]; baseline: number[]; baselineCapped?: "capped" | "skipped" }
 >();
 const insightKey = (name: InsightName, window: WindowName) => `${name} ${window}`;
 
@@ -582,56 +575,23 @@ async function insightHttpPhase(server: BenchServer, apiKey: string) {
       await timedGet(url, apiKey);
       const http: number[] = [];
       for (let i = 0; i < budget.insightRuns; i++) http.push(await timedGet(url, apiKey));
-      insightTimes.set(insightKey(name, window), { http, duck: [], sqlite: [] });
+      insightTimes.set(insightKey(name, window), { http, duck: [], baseline: [] });
     }
   }
 }
 
-/** SQLite baselines on a worker, stopped at the cap. */
-const sqliteBaseline = {
-  worker: null as Worker | null,
-  /** One run, or null when it ran past the cap (the worker is then replaced). */
-  async run(request: SqliteInsightRequest): Promise<{ ms: number; body?: unknown } | null> {
-    this.worker ??= new Worker(new URL("./_bench_sqlite_worker.ts", import.meta.url), {
-      type: "module",
-    });
-    const worker = this.worker;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const answer = await new Promise<{ ms: number; body?: unknown } | null>((resolve, reject) => {
-        timer = setTimeout(() => resolve(null), sqliteCapMs);
-        worker.onmessage = (
-          message: MessageEvent<{ ms?: number; body?: unknown; error?: string }>,
-        ) => {
-          if (message.data.error !== undefined) reject(new Error(message.data.error));
-          else resolve({ ms: message.data.ms!, body: message.data.body });
-        };
-        worker.onerror = (event) => {
-          event.preventDefault();
-          reject(new Error(event.message));
-        };
-        worker.postMessage(request);
-      });
-      if (answer === null) this.stop();
-      return answer;
-    } finally {
-      clearTimeout(timer);
-    }
-  },
-  stop() {
-    this.worker?.terminate();
-    this.worker = null;
-  },
-};
+/** Where the baseline runs, for the report: SQLite in the bench process, PostgreSQL on its own. */
+const baselineWhere = (store: BenchStore) => store.engine === "sqlite" ? "in-process" : "direct";
 
-async function insightInProcessPhase(analytics: Analytics, dir: string, orgId: string) {
+async function insightInProcessPhase(analytics: Analytics, store: BenchStore, orgId: string) {
   const capped = new Set<InsightName>();
+  const baseline = store.insightBaseline(baselineCapMs);
   try {
     for (const name of INSIGHT_NAMES) {
-      progress(`insight ${name} in-process: DuckDB and SQLite`);
+      progress(`insight ${name}: DuckDB in-process and ${store.label} ${baselineWhere(store)}`);
       for (const window of WINDOWS) {
         const entry = insightTimes.get(insightKey(name, window)) ??
-          { http: [], duck: [], sqlite: [] };
+          { http: [], duck: [], baseline: [] };
         insightTimes.set(insightKey(name, window), entry);
         // Same rows, same window: the two engines must give the same body.
         const same = insightWindow(window, "daily", Date.now());
@@ -642,35 +602,34 @@ async function insightInProcessPhase(analytics: Analytics, dir: string, orgId: s
           entry.duck.push(performance.now() - started);
         }
         if (capped.has(name)) {
-          entry.sqliteCapped = "skipped";
+          entry.baselineCapped = "skipped";
           continue;
         }
-        for (let i = 0; i < budget.sqliteRuns; i++) {
-          const answer = await sqliteBaseline.run({
-            path: `${dir}/telemetry.db`,
+        for (let i = 0; i < budget.baselineRuns; i++) {
+          const answer = await baseline.run(
             name,
             orgId,
-            window: i === 0 ? same : insightWindow(window, "daily", Date.now()),
-            withBody: i === 0,
-          });
+            i === 0 ? same : insightWindow(window, "daily", Date.now()),
+            i === 0,
+          );
           if (answer === null) {
             // Past the cap: longer windows of this insight would be too.
-            entry.sqliteCapped = "capped";
+            entry.baselineCapped = "capped";
             capped.add(name);
             break;
           }
-          entry.sqlite.push(answer.ms);
+          entry.baseline.push(answer.ms);
           const difference = i === 0 ? firstDifference(duckBody, answer.body, "") : null;
           if (difference !== null) {
             notes.push(
-              `${name} ${window}: DuckDB and SQLite answer differently over the same window and rows: ${difference}`,
+              `${name} ${window}: DuckDB and ${store.label} answer differently over the same window and rows: ${difference}`,
             );
           }
         }
       }
     }
   } finally {
-    sqliteBaseline.stop();
+    await baseline.stop();
   }
 }
 
@@ -696,9 +655,12 @@ function firstDifference(a: unknown, b: unknown, path: string): string | null {
   return null;
 }
 
-function reportInsights() {
+function reportInsights(store: BenchStore) {
+  const base = store.label;
   const rows: string[] = [
-    "| Insight | Window | DuckDB over HTTP p50 (max) | DuckDB in-process p50 | SQLite in-process p50 | SQLite ÷ DuckDB in-process | SQLite ÷ DuckDB over HTTP |",
+    `| Insight | Window | DuckDB over HTTP p50 (max) | DuckDB in-process p50 | ${base} ${
+      baselineWhere(store)
+    } p50 | ${base} ÷ DuckDB in-process | ${base} ÷ DuckDB over HTTP |`,
     "| --- | --- | --- | --- | --- | --- | --- |",
   ];
   let slowest = { key: "", p50: 0 };
@@ -711,13 +673,13 @@ function reportInsights() {
       const http = percentile(t.http, 50);
       const duck = percentile(t.duck, 50);
       // A baseline stopped at the cap (or skipped after a shorter window was) is a lower bound.
-      const bound = t.sqliteCapped !== undefined;
-      const lite = bound ? sqliteCapMs : percentile(t.sqlite, 50);
+      const bound = t.baselineCapped !== undefined;
+      const lite = bound ? baselineCapMs : percentile(t.baseline, 50);
       const over = bound ? "≥ " : "";
-      const liteText = t.sqliteCapped === "capped"
-        ? `> ${ms(sqliteCapMs)} (stopped)`
-        : t.sqliteCapped === "skipped"
-        ? `> ${ms(sqliteCapMs)} (not run: a shorter window passed the cap)`
+      const liteText = t.baselineCapped === "capped"
+        ? `> ${ms(baselineCapMs)} (stopped)`
+        : t.baselineCapped === "skipped"
+        ? `> ${ms(baselineCapMs)} (not run: a shorter window passed the cap)`
         : ms(lite);
       rows.push(
         `| ${name} | ${window} | ${ms(http)} (${ms(Math.max(...t.http))}) | ${
@@ -732,7 +694,11 @@ function reportInsights() {
       }
     }
   }
-  sections.push(`## Insights\n\n${rows.join("\n")}`);
+  const about = store.engine === "sqlite" ? "" : "PostgreSQL direct: the same insight in " +
+    "PostgreSQL's SQL (`sql/insights/postgres/`) sent by the bench process on its own " +
+    "connection, statements pipelined in one read-only snapshot as the server's reads are; " +
+    "DuckDB in-process: a replica rebuilt from this database.\n\n";
+  sections.push(`## Insights\n\n${about}${rows.join("\n")}`);
   if (slowest.key) {
     report.add(
       "Insights",
@@ -742,13 +708,18 @@ function reportInsights() {
     );
   }
   if (Number.isFinite(weakest.ratio)) {
+    // The 10× target is DuckDB's reason to exist beside SQLite; on PostgreSQL the ratio is shown.
     report.add(
       "Insights",
-      "smallest SQLite ÷ DuckDB ratio over 90d, both in-process",
+      store.engine === "sqlite"
+        ? "smallest SQLite ÷ DuckDB ratio over 90d, both in-process"
+        : "smallest PostgreSQL ÷ DuckDB ratio over 90d (PostgreSQL directly, DuckDB in-process)",
       `${times(weakest.ratio)} (${weakest.key}; ${
         times(weakest.httpRatio)
       } against DuckDB over HTTP)`,
-      { text: "each 90d ≥ 10× (target at 1M)", met: weakest.ratio >= 10 },
+      store.engine === "sqlite"
+        ? { text: "each 90d ≥ 10× (target at 1M)", met: weakest.ratio >= 10 }
+        : undefined,
     );
   }
 }
@@ -846,7 +817,15 @@ const workDir = await Deno.makeTempDir({ prefix: "agent-telemetry-bench-" });
 let serverLogCount = 0;
 const newLogPath = () => `${workDir}/server-${++serverLogCount}.log`;
 
-async function run(): Promise<{ text: string; calls: number }> {
+/** A URL (or text holding one) fit to print: any password replaced by `***`. */
+function withoutPassword(text: string): string {
+  return text.replace(/(postgres(?:ql)?:\/\/[^:@/\s]+):[^@\s]+@/g, "$1:***@");
+}
+
+/** The store of this run, once known (dropped in cleanup when the run created it). */
+let benchStore: BenchStore | null = null;
+
+async function run(): Promise<{ text: string; calls: number; engine: string }> {
   const started = performance.now();
   const { commit, dirty } = await gitCommit();
   const host = await machine();
@@ -860,6 +839,13 @@ async function run(): Promise<{ text: string; calls: number }> {
   if (reuseDir) {
     dir = reuseDir;
     meta = JSON.parse(await Deno.readTextFile(`${dir}/${META_FILE}`)) as BenchMeta;
+    if (meta.database) {
+      benchStore = PostgresBenchStore.attach(meta.database);
+    } else if (databaseServer !== null) {
+      usage(`--reuse ${dir}: that run used the data directory's SQLite files, not --database`);
+    } else {
+      benchStore = new SqliteBenchStore(dir);
+    }
     targetCalls = meta.calls;
     for (const f of meta.figures) {
       carried.push({ ...f, value: `${f.value} [from the run that built it, ${meta.builtAt}]` });
@@ -875,8 +861,12 @@ async function run(): Promise<{ text: string; calls: number }> {
   } else {
     dir = keepDir ?? `${workDir}/data`;
     if (!(await isEmptyDir(dir))) usage(`--keep ${dir}: the directory is not empty`);
+    await Deno.mkdir(dir, { recursive: true });
+    benchStore = databaseServer === null
+      ? new SqliteBenchStore(dir)
+      : await PostgresBenchStore.create(databaseServer, { keep: keepDir !== undefined });
     const actors = Math.max(1, Math.ceil((targetCalls / GENERATOR.callsPerActor) * 1.1));
-    const keys = createKeys(dir, actors);
+    const keys = await createKeys(dir, benchStore.databaseUrl, actors);
     ingestKeys = keys.ingestKeys;
     meta = {
       orgId: keys.orgId,
@@ -885,28 +875,39 @@ async function run(): Promise<{ text: string; calls: number }> {
       calls: targetCalls,
       builtAt: date,
       commit,
+      database: benchStore.databaseUrl,
       figures: [],
     };
   }
+  const store = benchStore!;
+  const storeText = await store.describe();
   currentApiKey = meta.apiKey;
   const apiKey = meta.apiKey;
   const actors = reuseDir ? meta.actorIds.length : ingestKeys.length;
 
-  progress(`data directory ${dir}; starting the server`);
+  progress(`data directory ${dir}; store: ${storeText}; starting the server`);
   const wholeRun = new OtherLoad();
-  await wholeRun.start();
-  let server = await BenchServer.start(dir, { apiKey, logPath: newLogPath() });
-  const source: { db: DatabaseSync | null } = { db: null };
-  const openDb = () => source.db ??= new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+  await wholeRun.start((await store.cpuMs()) ?? 0);
+  const startServer = () =>
+    BenchServer.start(dir, { apiKey, logPath: newLogPath(), serveArgs: store.serveArgs });
+  /** CPU of the server under test and of the store's own processes (PostgreSQL's backends). */
+  const serverCpuMs = async (server: BenchServer) =>
+    await server.cpuMs() + ((await store.cpuMs()) ?? 0);
+  /** Stops a server, last reading the CPU of its PostgreSQL backends before they go. */
+  const stopServer = async (server: BenchServer) => {
+    await store.cpuMs();
+    await server.stop();
+  };
+  let server = await startServer();
   let calls = targetCalls;
   try {
     if (!reuseDir) {
       const ingestLoad = new OtherLoad();
-      await ingestLoad.start(await server.cpuMs());
+      await ingestLoad.start(await serverCpuMs(server));
       await rssPhase(server, "ingest (all but the last chunk)");
       const result = await ingestPhase(
         server,
-        openDb,
+        store,
         { ingestKeys },
         targetCalls,
         actors,
@@ -914,10 +915,12 @@ async function run(): Promise<{ text: string; calls: number }> {
       );
       calls = result.calls;
       meta.calls = calls;
-      const load = await ingestLoad.stop(await server.cpuMs());
+      const load = await ingestLoad.stop(await serverCpuMs(server));
       report.add(
         "Ingest",
-        "other processes on the machine during ingest (mean cores busy; host steal)",
+        `other processes on the machine during ingest (mean cores busy${
+          store.engine === "postgres" ? ", this database's backends excluded" : ""
+        }; host steal)`,
         `${load.others.toFixed(2)} cores; steal ${load.steal.toFixed(2)} cores over ${
           load.seconds.toFixed(0)
         } s`,
@@ -929,12 +932,12 @@ async function run(): Promise<{ text: string; calls: number }> {
     }
     await rssPhase(server, "lists, details and insights over HTTP");
     await listPhase(server, apiKey, meta.actorIds[0]!, true);
-    await detailPhase(server, apiKey, openDb());
+    await detailPhase(server, apiKey, store);
     await insightHttpPhase(server, apiKey);
     server.assertAlive();
   } finally {
-    source.db?.close();
-    source.db = null;
+    await store.cpuMs().catch(() => null);
+    await store.release();
   }
   const rssNow = await server.rss();
   await rssPhase(server, null);
@@ -959,13 +962,8 @@ async function run(): Promise<{ text: string; calls: number }> {
     );
   }
   report.add("Footprint", "graceful shutdown (SIGTERM to exit)", ms(stopMs));
-  const sqliteBytes = fileBytes(`${dir}/telemetry.db`);
+  for (const f of await store.footprint(calls)) report.add("Footprint", f.figure, f.value);
   const duckBytes = fileBytes(`${dir}/analytics.duckdb`);
-  report.add(
-    "Footprint",
-    "telemetry.db bytes per tool call (SQLite)",
-    `${int(sqliteBytes / calls)} B (${bytes(sqliteBytes)} for ${int(calls)} calls)`,
-  );
   report.add(
     "Footprint",
     "analytics.duckdb bytes per tool call (DuckDB replica)",
@@ -977,18 +975,20 @@ async function run(): Promise<{ text: string; calls: number }> {
   let firstInsightMs = NaN;
   for (let i = 0; i < budget.startups; i++) {
     progress(`start-up ${i + 1}/${budget.startups}`);
-    server = await BenchServer.start(dir, { apiKey, logPath: newLogPath() });
+    server = await startServer();
     startups.push(server.startupMs);
     if (i === 0) {
       firstInsightMs = server.startupMs +
         await timedGet(`${server.queryUrl}/v1/insights/activity?window=90d`, apiKey);
     }
-    await server.stop();
+    await stopServer(server);
   }
   const startupP50 = percentile(startups, 50);
   report.add(
     "Footprint",
-    "start-up on this directory to the first answered /v1/ping (spawn of `deno run` included)",
+    `start-up on this directory${
+      store.engine === "postgres" ? " and database" : ""
+    } to the first answered /v1/ping (spawn of \`deno run\` included)`,
     `${ms(startupP50)} median of ${startups.length} (max ${ms(Math.max(...startups))})`,
     { text: "≤ 2 s (target at 10M)", met: Math.max(...startups) <= 2000 },
   );
@@ -998,7 +998,7 @@ async function run(): Promise<{ text: string; calls: number }> {
     ms(firstInsightMs),
   );
 
-  // In-process: rebuild the replica from scratch, then DuckDB against SQLite.
+  // In-process: rebuild the replica from scratch, then DuckDB against the store's own insights.
   progress("replica rebuild in-process");
   for (const file of ["analytics.duckdb", "analytics.duckdb.wal"]) {
     await Deno.remove(`${dir}/${file}`).catch(() => {});
@@ -1006,7 +1006,7 @@ async function run(): Promise<{ text: string; calls: number }> {
   const rebuildStarted = performance.now();
   const analytics = await openAnalytics({
     path: `${dir}/analytics.duckdb`,
-    source: { engine: "sqlite", path: `${dir}/telemetry.db` },
+    source: store.replicaSource,
     timeoutMs: 3_600_000,
     quiet: true,
   });
@@ -1022,20 +1022,24 @@ async function run(): Promise<{ text: string; calls: number }> {
         ms(stats.ms)
       } = ${int((stats.rows / stats.ms) * 1000)} rows/s (${ms(wall)} with opening)`,
     );
-    await insightInProcessPhase(analytics, dir, meta.orgId);
+    await insightInProcessPhase(analytics, store, meta.orgId);
   } finally {
+    await store.cpuMs().catch(() => null);
     await analytics.close();
   }
-  reportInsights();
+  reportInsights(store);
   detectionPhase();
 
   if (keepDir) {
     await Deno.writeTextFile(`${dir}/${META_FILE}`, JSON.stringify(meta, null, 2));
   }
-  const load = await wholeRun.stop();
+  const load = await wholeRun.stop((await store.cpuMs()) ?? 0);
+  await store.release();
   report.add(
     "Machine",
-    "other processes during the whole run (mean cores busy; host steal)",
+    `other processes during the whole run (mean cores busy${
+      store.engine === "postgres" ? ", this database's backends excluded" : ""
+    }; host steal)`,
     `${load.others.toFixed(2)} cores; steal ${load.steal.toFixed(2)} cores over ${
       load.seconds.toFixed(0)
     } s`,
@@ -1059,20 +1063,25 @@ async function run(): Promise<{ text: string; calls: number }> {
   const seconds = (performance.now() - started) / 1000;
   const command = `deno task bench${quick ? " --quick" : ` --calls ${targetCalls}`}${
     keepDir ? ` --keep ${keepDir}` : ""
-  }${reuseDir ? ` --reuse ${reuseDir}` : ""}`;
+  }${reuseDir ? ` --reuse ${reuseDir}` : ""}${
+    databaseServer === null ? "" : ` --database ${withoutPassword(databaseServer)}`
+  }`;
   const targets = report.targets();
   const summary = targets.map((f) =>
     `- ${f.target!.text} — **${verdict(f.target!)}**: ${f.area}, ${f.figure}: ${f.value}`
   );
   const text = [
-    `# Benchmark: ${int(calls)} tool calls${quick ? " (quick)" : ""}`,
+    `# Benchmark: ${int(calls)} tool calls on ${store.label}${quick ? " (quick)" : ""}`,
     "",
     `- Date: ${date}; commit ${commit}${
       dirty ? " with uncommitted changes under src/, sql/ or deno.json" : ""
     }`,
     `- Machine: ${host.cpu}; ${host.memory}; ${host.os}; Deno ${host.deno}`,
     `- Command: \`${command}\` (${seconds.toFixed(0)} s)`,
-    `- Server: \`main.ts serve\` child process, default flags (log level info, to a file; 2 reader threads); ${ingestConcurrency} ingest requests in flight`,
+    `- Server: \`main.ts serve\` child process, default flags${
+      store.engine === "postgres" ? " plus `--database`" : ""
+    } (log level info, to a file; 2 reader threads); ${ingestConcurrency} ingest requests in flight`,
+    `- Store: ${withoutPassword(storeText)}`,
     "",
     report.table(),
     "",
@@ -1083,7 +1092,7 @@ async function run(): Promise<{ text: string; calls: number }> {
     ...(notes.length > 0 ? ["", "## Notes", "", ...notes.map((n) => `- ${n}`)] : []),
     "",
   ].join("\n");
-  return { text, calls: targetCalls };
+  return { text, calls: targetCalls, engine: store.engine };
 }
 
 // ------------------------------------------------------------------ cleanup and exit
@@ -1092,6 +1101,7 @@ let cleaning: Promise<void> | null = null;
 function cleanup(): Promise<void> {
   return cleaning ??= (async () => {
     await killAllServers();
+    await benchStore?.dispose().catch((error) => progress(`could not drop the database: ${error}`));
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   })();
 }
@@ -1119,8 +1129,8 @@ globalThis.addEventListener("unhandledrejection", (event) => {
 });
 
 try {
-  const { text, calls } = await run();
-  const out = new URL(`../.bench/bench-${calls}.md`, import.meta.url);
+  const { text, calls, engine } = await run();
+  const out = new URL(`../.bench/bench-${calls}-${engine}.md`, import.meta.url);
   await Deno.mkdir(new URL(".", out), { recursive: true });
   await Deno.writeTextFile(out, text);
   // deno-lint-ignore no-console

@@ -17,8 +17,10 @@ import type {
   TelemetryEvent,
   ToolCallEvent,
 } from "../src/ingest/types.ts";
-import { type DataDir, dataPaths, openDataDir } from "../src/store/data_dir.ts";
-import { ReaderPool } from "../src/store/reader.ts";
+import { resolveServeConfig } from "../src/config.ts";
+import { dataPaths } from "../src/store/data_dir.ts";
+import { openStores, type Stores } from "../src/store/open_stores.ts";
+import { testDatabase } from "./_harness.ts";
 
 const DAY = 86_400_000;
 
@@ -81,6 +83,15 @@ export function readRawRows(telemetryPath: string): RawRows {
   } finally {
     db.close();
   }
+}
+
+/** The raw rows of an environment's store, on either engine, through its reader. */
+export async function readStoredRows(env: InsightsEnv): Promise<RawRows> {
+  const tables = ["tool_calls", "model_calls", "risk_flags", "domain_hits"];
+  const [toolCalls, modelCalls, riskFlags, domainHits] = await env.stores.reader.read(
+    tables.map((table) => ({ sql: `SELECT * FROM ${table}`, params: [] })),
+  );
+  return { toolCalls, modelCalls, riskFlags, domainHits } as unknown as RawRows;
 }
 
 /** A window as the reference needs it. */
@@ -632,7 +643,9 @@ export interface InsightsOrg {
 /** A running query server with the analytics service. */
 export interface InsightsEnv extends AsyncDisposable {
   dir: string;
-  dataDir: DataDir;
+  stores: Stores;
+  /** `telemetry.db` on the embedded store (null on PostgreSQL), for reading raw rows. */
+  telemetryPath: string | null;
   analytics: Analytics;
   url: string;
   createOrg(name: string): Promise<InsightsOrg>;
@@ -654,18 +667,21 @@ export async function startInsightsEnv(
   options: { timeoutMs?: number; retentionDays?: number } = {},
 ): Promise<InsightsEnv> {
   const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-insights-" });
-  const dataDir = await openDataDir(dir, {
-    redactSecrets: true,
-    ...(options.retentionDays === undefined ? {} : {
-      retention: { retentionDays: options.retentionDays, maxDiskBytes: null, batchSize: 500 },
-    }),
-  });
+  const database = await testDatabase();
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const reader = new ReaderPool({ path: dataDir.telemetryPath, threads: 1, timeoutMs });
+  const config = resolveServeConfig({
+    data: dir,
+    readerThreads: "1",
+    queryTimeoutMs: String(timeoutMs),
+    ...(database === null ? {} : { database: database.url }),
+  }, () => undefined);
+  // Shorter than `serve` allows, to test what retention does to insights.
+  const stores = await openStores({ ...config, retentionDays: options.retentionDays ?? 400 });
+  const reader = stores.reader;
   const open = (timeout: number) =>
     openAnalytics({
       path: dataPaths(dir).analytics,
-      source: { engine: "sqlite", path: dataDir.telemetryPath },
+      source: stores.replicaSource,
       timeoutMs: timeout,
       quiet: true,
     });
@@ -673,7 +689,7 @@ export async function startInsightsEnv(
   const errors: unknown[] = [];
   const app = () =>
     createQueryApp({
-      keys: dataDir.keys,
+      keys: stores.keys,
       reader,
       version: "test",
       metrics: new ServiceMetrics(),
@@ -697,19 +713,20 @@ export async function startInsightsEnv(
     closed = true;
     await server.shutdown();
     await analytics.close();
-    reader.close();
-    await dataDir.close();
+    await stores.close();
+    await database?.drop();
     await Deno.remove(dir, { recursive: true });
   };
   return {
     dir,
-    dataDir,
+    stores,
+    telemetryPath: stores.replicaSource.engine === "sqlite" ? stores.replicaSource.path : null,
     get analytics() {
       return analytics;
     },
     url,
     async createOrg(name) {
-      const keys = dataDir.keys;
+      const keys = stores.keys;
       const org = await keys.createOrg(name);
       const member = await keys.addMember(org.id, `admin@${name.toLowerCase()}.test`);
       const key = await keys.createKey(org.id, member.id, "test");
@@ -717,7 +734,7 @@ export async function startInsightsEnv(
       return { orgId: org.id, actorId: actor.actor_id, apiKey: key.key };
     },
     async ingest(org, events) {
-      await dataDir.writer!.ingest({ orgId: org.orgId, actorId: org.actorId }, [...events]);
+      await stores.writer!.ingest({ orgId: org.orgId, actorId: org.actorId }, [...events]);
     },
     async get(path, key) {
       const response = await fetch(url + path, { headers: { authorization: `Bearer ${key}` } });

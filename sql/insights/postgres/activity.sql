@@ -1,0 +1,22 @@
+-- GET /v1/insights/activity (spec §4.9) on PostgreSQL, the benchmark's baseline with --database
+-- (the same SQL as sql/insights/sqlite/activity.sql). Parameters: $org, $start (inclusive), $end
+-- (exclusive) in epoch ms; series buckets are ts - ((ts + $offset) mod $width): UTC days, or weeks
+-- from Sunday 00:00 UTC. Rejected calls count as calls, never as errors.
+
+-- name: summary
+SELECT
+  count(*) AS total_calls,
+  count(*) FILTER (WHERE outcome = 'error') AS error_count,
+  count(DISTINCT session_id) AS session_count
+FROM tool_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end;
+
+-- name: series
+SELECT
+  ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
+  count(*) AS calls,
+  count(*) FILTER (WHERE outcome = 'error') AS errors
+FROM tool_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY bucket
+ORDER BY bucket;

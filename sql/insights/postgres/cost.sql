@@ -1,0 +1,41 @@
+-- GET /v1/insights/cost (spec §4.12) on PostgreSQL, the benchmark's baseline with --database (the
+-- same SQL as sql/insights/sqlite/cost.sql; sums of BIGINT come back as NUMERIC text, read as
+-- numbers). cost_available is true when any model call in the window reported a cost (0 included);
+-- costs are 0 when none did. The breakdown leaves out model calls without a model.
+
+-- name: summary
+SELECT
+  coalesce(sum(input_tokens), 0) AS input_tokens,
+  coalesce(sum(output_tokens), 0) AS output_tokens,
+  coalesce(sum(cache_read_tokens), 0) AS cache_read_tokens,
+  coalesce(sum(cache_creation_tokens), 0) AS cache_creation_tokens,
+  coalesce(sum(cost_usd), 0) AS cost_usd,
+  count(cost_usd) > 0 AS cost_available,
+  count(*) AS call_count
+FROM model_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end;
+
+-- name: series
+SELECT
+  ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
+  sum(input_tokens) AS input_tokens,
+  sum(output_tokens) AS output_tokens,
+  coalesce(sum(cost_usd), 0) AS cost_usd
+FROM model_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY bucket
+ORDER BY bucket;
+
+-- name: breakdown
+SELECT
+  provider_name,
+  model,
+  sum(input_tokens) AS input_tokens,
+  sum(output_tokens) AS output_tokens,
+  coalesce(sum(cost_usd), 0) AS cost_usd,
+  count(*) AS call_count
+FROM model_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end AND model <> ''
+GROUP BY provider_name, model
+ORDER BY sum(input_tokens) + sum(output_tokens) DESC, provider_name, model
+LIMIT 50;

@@ -1,0 +1,33 @@
+-- GET /v1/insights/domains (spec §4.14) on PostgreSQL, the benchmark's baseline with --database
+-- (the same SQL as sql/insights/sqlite/domains.sql): one hit per (tool call, domain, scheme), timed
+-- by its tool call.
+
+-- name: summary
+SELECT
+  count(*) AS total_hits,
+  count(DISTINCT domain) AS unique_domains,
+  count(DISTINCT session_id) AS sessions
+FROM domain_hits
+WHERE org_id = $org AND ts >= $start AND ts < $end;
+
+-- name: series
+SELECT
+  ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
+  count(*) AS hits,
+  count(DISTINCT domain) AS unique_domains
+FROM domain_hits
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY bucket
+ORDER BY bucket;
+
+-- name: breakdown
+SELECT
+  domain,
+  scheme,
+  count(*) AS hits,
+  count(DISTINCT session_id) AS sessions
+FROM domain_hits
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY domain, scheme
+ORDER BY hits DESC, domain, scheme
+LIMIT 50;

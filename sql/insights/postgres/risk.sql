@@ -1,0 +1,32 @@
+-- GET /v1/insights/risk (spec §4.13) on PostgreSQL, the benchmark's baseline with --database (the
+-- same SQL as sql/insights/sqlite/risk.sql). A flag's time is its tool call's time.
+
+-- name: summary
+SELECT
+  count(*) AS total_flags,
+  count(DISTINCT session_id) AS sessions_flagged,
+  count(DISTINCT flag) AS distinct_flag_kinds
+FROM risk_flags
+WHERE org_id = $org AND ts >= $start AND ts < $end;
+
+-- name: series
+SELECT
+  ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
+  flag,
+  count(*) AS flags
+FROM risk_flags
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY bucket, flag
+ORDER BY bucket, flag;
+
+-- name: breakdown
+SELECT
+  flag,
+  count(*) AS flags,
+  count(DISTINCT session_id) AS sessions,
+  count(DISTINCT tool_name) AS tools
+FROM risk_flags
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY flag
+ORDER BY flags DESC, flag
+LIMIT 50;

@@ -1,0 +1,23 @@
+-- GET /v1/insights/top-tools (spec §4.10) on PostgreSQL, the benchmark's baseline with --database
+-- (the same SQL as sql/insights/sqlite/top_tools.sql). avg() skips the null durations of rejected
+-- calls, so a tool whose calls were all rejected averages to null.
+
+-- name: summary
+SELECT
+  count(*) AS total_calls,
+  count(DISTINCT tool_name) AS unique_tools
+FROM tool_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end;
+
+-- name: breakdown
+SELECT
+  tool_name,
+  tool_type,
+  count(*) AS calls,
+  count(*) FILTER (WHERE outcome = 'error') AS errors,
+  avg(duration_ms) AS avg_duration_ms
+FROM tool_calls
+WHERE org_id = $org AND ts >= $start AND ts < $end
+GROUP BY tool_name, tool_type
+ORDER BY calls DESC, tool_name, tool_type
+LIMIT 50;
