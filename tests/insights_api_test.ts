@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { engineTest } from "./_harness.ts";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { INSIGHT_NAMES } from "../src/analytics/mod.ts";
+import { type CatchUpStats, INSIGHT_NAMES } from "../src/analytics/mod.ts";
 import { Replica } from "../src/analytics/replica.ts";
 import type { TelemetryEvent, ToolCallEvent } from "../src/ingest/types.ts";
 import { dataPaths } from "../src/store/data_dir.ts";
@@ -421,13 +421,18 @@ engineTest(
     const analytics = await env.reopenAnalytics({
       beforeOpen: () => Deno.remove(dataPaths(env.dir).analytics),
     });
-    analytics.ready.then(() => built = true);
+    let build: CatchUpStats | null = null;
+    analytics.ready.then(() => {
+      built = true;
+      build = analytics.lastCatchUp;
+    });
     assert.equal(built, false, "the build runs in the background");
     const sessions = await env.get("/v1/sessions?limit=1", org.apiKey);
     assert.equal(sessions.status, 200);
     await assertMatchesReference(env, org, "?window=90d");
     assert.equal(built, true);
-    assert.equal(analytics.lastCatchUp?.fromSeq, 0, "rebuilt from scratch");
+    // The build's own figures: on PostgreSQL a later catch-up may record a newer snapshot.
+    assert.equal((build as CatchUpStats | null)?.fromSeq, 0, "rebuilt from scratch");
   },
 );
 
