@@ -49,8 +49,14 @@ Deno.test("list and cursor queries use an index for filter and order, with no so
           /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/,
           byActor,
         );
-        const byTime = plan(db, sqliteQueries.sessionsPage("org", { after: 1 }, cursor, 50));
+        const window = { after: 1, before: 2 };
+        const byTime = plan(db, sqliteQueries.sessionsPage("org", window, cursor, 50));
         assert.match(byTime, /SEARCH tool_calls USING INDEX tool_calls_by_time/, byTime);
+        // `after` alone: the page's sessions from the session index, then their recent calls.
+        const recent = plan(db, sqliteQueries.sessionsPage("org", { after: 1 }, cursor, 50));
+        assert.match(recent, /SEARCH sessions USING INDEX sessions_by_last_seen/, recent);
+        assert.match(recent, /SEARCH c USING INDEX tool_calls_by_session .*ts>\?/, recent);
+        assert.doesNotMatch(recent, /SCAN (sessions|tool_calls|c)\b/, recent);
       },
     );
     await t.step("retention and the agents facet walk an index too", () => {

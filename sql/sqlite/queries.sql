@@ -9,6 +9,28 @@ WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
 LIMIT ?;
 
+-- Sessions with calls since a time (`after` alone): a session's latest call
+-- is its last_seen, so the session index gives the order and the page, and
+-- only the page's sessions' calls since then are read (filtered_sessions_page
+-- would group every call of the window first).
+-- name: recent_sessions_page
+SELECT s.session_id, s.actor_id, min(c.ts) AS first_seen, s.last_seen,
+  count(*) AS tool_call_count, sum(c.outcome = 'error') AS error_count,
+  sum(c.outcome = 'ok') AS success_count, s.agent_system, s.agent_version,
+  max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
+    THEN printf('%015d|%s|%s', c.ts, c.id, c.model) END) AS model_key,
+  s.cost_usd
+FROM (
+  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd
+  FROM sessions
+  WHERE org_id = ? AND last_seen >= ? /*page*/
+  ORDER BY last_seen DESC, session_id DESC
+  LIMIT ?
+) AS s
+CROSS JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
+GROUP BY s.session_id
+ORDER BY s.last_seen DESC, s.session_id DESC;
+
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
   g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd

@@ -154,6 +154,31 @@ function sessionsPage(
     params.push(limit + 1);
     return { sql: splice(querySql("sessions_page"), "/*filters*/", page), params };
   }
+  if (filters.after !== undefined && onlyAfter(filters)) {
+    const params: Param[] = [orgId, filters.after];
+    let page = "";
+    if (after) {
+      page = "AND (last_seen, session_id) < (?, ?)";
+      params.push(...after);
+    }
+    params.push(limit + 1, filters.after);
+    return { sql: splice(querySql("recent_sessions_page"), "/*page*/", page), params };
+  }
+  return filteredSessionsPage(querySql, orgId, filters, after, limit);
+}
+
+function onlyAfter(filters: SessionFilters): boolean {
+  return Object.entries(filters).every(([name, value]) => name === "after" || value === undefined);
+}
+
+/** Sessions rebuilt from the calls that match the filters (any filter set). */
+function filteredSessionsPage(
+  querySql: QuerySql,
+  orgId: string,
+  filters: SessionFilters,
+  after: PageKey | null,
+  limit: number,
+): ReadStatement {
   const where = callPredicates(filters);
   let predicates = where.sql;
   const params: Param[] = [orgId, ...where.params];
