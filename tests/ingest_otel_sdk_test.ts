@@ -7,16 +7,13 @@ import { LoggerProvider, SimpleLogRecordProcessor } from "@opentelemetry/sdk-log
 import { OTLPLogExporter as ProtoExporter } from "@opentelemetry/exporter-logs-otlp-proto";
 import { OTLPLogExporter as JsonExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { startTestServer } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
 import { T0 } from "./_scenario.ts";
 
 for (const [name, Exporter] of [["protobuf", ProtoExporter], ["JSON", JsonExporter]] as const) {
-  Deno.test({
-    name: `the OpenTelemetry SDK's ${name} log exporter delivers Claude Code events`,
-    // The SDK's HTTP agent keeps sockets for reuse beyond the test's control.
-    sanitizeResources: false,
-    sanitizeOps: false,
-    fn: async () => {
+  engineTest(
+    `the OpenTelemetry SDK's ${name} log exporter delivers Claude Code events`,
+    async () => {
       await using server = await startTestServer();
       const org = await server.createOrg();
       const exporter = new Exporter({
@@ -75,5 +72,7 @@ for (const [name, Exporter] of [["protobuf", ProtoExporter], ["JSON", JsonExport
       const session = await server.getJson("/v1/sessions/sdk-session", org.apiKey);
       assert.equal(session.body.session.cost_usd, 0.0125);
     },
-  });
+    // The SDK's HTTP agent keeps sockets for reuse beyond the test's control.
+    { sanitizeResources: false, sanitizeOps: false },
+  );
 }

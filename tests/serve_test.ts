@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import {
   createTestOrg,
+  engineTest,
   listenerUrl,
   runCliProcess,
   serveArgs,
   spawnCli,
   startTestServer,
+  testDatabase,
 } from "./_harness.ts";
 import { loadScenario } from "./_scenario.ts";
 
@@ -79,7 +81,7 @@ async function makeCertificates(dir: string): Promise<{ ca: string; cert: string
   };
 }
 
-Deno.test("serve answers /healthz without a key and /v1/ping with one", async () => {
+engineTest("serve answers /healthz without a key and /v1/ping with one", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();
   const health = await server.getJson("/healthz", "");
@@ -90,7 +92,7 @@ Deno.test("serve answers /healthz without a key and /v1/ping with one", async ()
   assert.match(ping.body.version, /^\d+\.\d+\.\d+/);
 });
 
-Deno.test("serve speaks TLS on both listeners with --tls-cert and --tls-key", async () => {
+engineTest("serve speaks TLS on both listeners with --tls-cert and --tls-key", async () => {
   const certDir = await Deno.makeTempDir();
   try {
     const tls = await makeCertificates(certDir);
@@ -177,34 +179,39 @@ Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", 
   }
 });
 
-Deno.test("restarting the server loses nothing, and a deleted analytics.duckdb is harmless", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    let apiKey = "";
-    // deno-lint-ignore no-explicit-any
-    let before: { status: number; body: any }[] = [];
-    {
-      await using server = await startTestServer({ dir });
-      apiKey = (await loadScenario(server)).org.apiKey;
-      before = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
-    }
-    for (const restart of ["plain restart", "replica deleted"]) {
-      if (restart === "replica deleted") await Deno.remove(`${dir}/analytics.duckdb`);
-      await using server = await startTestServer({ dir });
-      const after = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
-      for (let i = 0; i < PATHS.length; i++) {
-        assert.equal(after[i]!.status, 200, PATHS[i]);
-        if (PATHS[i]!.startsWith("/v1/insights")) {
-          delete after[i]!.body.window;
-          delete before[i]!.body.window;
-        }
-        assert.deepEqual(after[i], before[i], `${restart}: ${PATHS[i]}`);
+engineTest(
+  "restarting the server loses nothing, and a deleted analytics.duckdb is harmless",
+  async () => {
+    const dir = await Deno.makeTempDir();
+    await using store = await testDatabase();
+    const database = store?.url;
+    try {
+      let apiKey = "";
+      // deno-lint-ignore no-explicit-any
+      let before: { status: number; body: any }[] = [];
+      {
+        await using server = await startTestServer({ dir, database });
+        apiKey = (await loadScenario(server)).org.apiKey;
+        before = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
       }
+      for (const restart of ["plain restart", "replica deleted"]) {
+        if (restart === "replica deleted") await Deno.remove(`${dir}/analytics.duckdb`);
+        await using server = await startTestServer({ dir, database });
+        const after = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
+        for (let i = 0; i < PATHS.length; i++) {
+          assert.equal(after[i]!.status, 200, PATHS[i]);
+          if (PATHS[i]!.startsWith("/v1/insights")) {
+            delete after[i]!.body.window;
+            delete before[i]!.body.window;
+          }
+          assert.deepEqual(after[i], before[i], `${restart}: ${PATHS[i]}`);
+        }
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  },
+);
 
 Deno.test("--readonly serves an existing directory and refuses telemetry", async () => {
   const dir = await Deno.makeTempDir();
