@@ -1,4 +1,4 @@
--- GET /v1/insights/activity (spec §4.9) on SQLite (telemetry.db), the benchmark's baseline.
+-- GET /v1/insights/activity (spec §4.9) on SQLite (and PostgreSQL, as is), the benchmark's baseline.
 -- Parameters: $org, $start (inclusive), $end (exclusive) in epoch ms; series buckets are ts - ((ts
 -- + $offset) mod $width): UTC days, or weeks from Sunday 00:00 UTC. Rejected calls count as calls,
 -- never as errors.

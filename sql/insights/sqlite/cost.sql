@@ -1,4 +1,4 @@
--- GET /v1/insights/cost (spec §4.12) on SQLite (telemetry.db), the benchmark's baseline.
+-- GET /v1/insights/cost (spec §4.12) on SQLite (and PostgreSQL, as is), the benchmark's baseline.
 -- cost_available is true when any model call in the window reported a cost (0 included); costs are
 -- 0 when none did. The breakdown leaves out model calls without a model.
 

@@ -1,4 +1,4 @@
--- GET /v1/insights/domains (spec §4.14) on SQLite (telemetry.db), the benchmark's baseline: one
+-- GET /v1/insights/domains (spec §4.14) on SQLite (and PostgreSQL, as is), the benchmark's baseline: one
 -- hit per (tool call, domain, scheme), timed by its tool call.
 
 -- name: summary

@@ -1,5 +1,5 @@
--- GET /v1/insights/risk (spec §4.13) on SQLite (telemetry.db), the benchmark's baseline. A flag's
--- time is its tool call's time.
+-- GET /v1/insights/risk (spec §4.13) on SQLite (and PostgreSQL, as is), the benchmark's
+-- baseline. A flag's time is its tool call's time.
 
 -- name: summary
 SELECT

@@ -1,4 +1,4 @@
--- GET /v1/insights/top-tools (spec §4.10) on SQLite (telemetry.db), the benchmark's baseline.
+-- GET /v1/insights/top-tools (spec §4.10) on SQLite (and PostgreSQL, as is), the benchmark's baseline.
 -- avg() skips the null durations of rejected calls, so a tool whose calls were all rejected
 -- averages to null.
 
