@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import type { KeyVerifier } from "../src/store/stores.ts";
+import { connectPostgres } from "../src/store/postgres/client.ts";
+import { createTestDatabase, pgTestUrl } from "./_pg.ts";
 import { engineTest, startTestServer } from "./_harness.ts";
 
 engineTest("unknown paths are 404 text before auth, wrong methods 405 text", async (t) => {
@@ -142,3 +144,34 @@ engineTest(
     }
   },
 );
+
+Deno.test({
+  name: "a PostgreSQL key store out of reach answers 503 keystore_unavailable, then recovers",
+  ignore: !pgTestUrl(),
+  fn: async () => {
+    await using db = await createTestDatabase();
+    await using server = await startTestServer({ database: db.url });
+    const org = await server.createOrg();
+    assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+    const name = new URL(server.database!).pathname.slice(1);
+    const admin = connectPostgres(pgTestUrl()!, { max: 1 });
+    try {
+      await admin.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await admin.unsafe(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1",
+        [name],
+      );
+      const refused = await server.getJson("/v1/sessions", org.apiKey);
+      assert.equal(refused.status, 503);
+      assert.equal(refused.body.error.code, "keystore_unavailable");
+      const ingest = await server.ingest("/v1/logs", { resourceLogs: [] }, org.ingestKey);
+      assert.equal(ingest.status, 503);
+      await ingest.body?.cancel();
+      await admin.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+    } finally {
+      await admin.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+  },
+});
