@@ -15,6 +15,8 @@ import {
 import { Replica } from "../src/analytics/replica.ts";
 import { connectPostgres, type Sql, type TransactionSql } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
+import { parseNamedSql } from "../src/store/named_sql.ts";
+import replicaSourceSql from "../sql/postgres/replica_source.sql" with { type: "text" };
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
 import {
   assertInsightEqual,
@@ -452,5 +454,27 @@ Deno.test({
     } finally {
       await pg.close();
     }
+  },
+});
+
+Deno.test({
+  name: "the catch-up pages walk the (txid, seq) indexes in numeric order, with no sort",
+  ignore,
+  async fn() {
+    await using fx = await fixture();
+    const queries = parseNamedSql(replicaSourceSql);
+    await fx.sql.begin(async (tx) => {
+      // Judge the plans as they would be on a big table.
+      await tx.unsafe("SET LOCAL enable_seqscan = off");
+      await tx.unsafe("SET LOCAL enable_bitmapscan = off");
+      for (const name of ["nth_tool_call_key", "nth_model_call_key", "tombstones_page"]) {
+        const params = ["1:1:", "0", 0, "999999999", 9_000_000_000, 100];
+        const rows = await tx.unsafe(`EXPLAIN ${queries[name]}`, params);
+        const plan = rows.map((row) => String(row["QUERY PLAN"])).join("\n");
+        assert.match(plan, /Index (Only )?Scan using \w+_by_txid/, `${name}:\n${plan}`);
+        // Ordering by the text output column would sort "1000" before "999".
+        assert.doesNotMatch(plan, /Sort/, `${name}:\n${plan}`);
+      }
+    });
   },
 });

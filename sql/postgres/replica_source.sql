@@ -25,15 +25,17 @@ SELECT pg_current_snapshot()::text AS snapshot;
 SELECT txid::text AS txid, seq FROM tool_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
-ORDER BY txid, seq OFFSET $6 LIMIT 1;
+ORDER BY tool_calls.txid, tool_calls.seq OFFSET $6 LIMIT 1;
 
 -- name: nth_model_call_key
 SELECT txid::text AS txid, seq FROM model_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
-ORDER BY txid, seq OFFSET $6 LIMIT 1;
+ORDER BY model_calls.txid, model_calls.seq OFFSET $6 LIMIT 1;
 
--- Column order matches the replica tables.
+-- Column order matches the replica tables. (The orders name the table's
+-- columns: a bare `txid` would be the text output column, sorted as text —
+-- "1000" before "999" — and by a full sort instead of the index.)
 
 -- name: tool_calls_range
 SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms, agent_system,
@@ -67,5 +69,5 @@ SELECT seq, tbl, row_key, txid::text AS txid
 FROM tombstones
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
-ORDER BY txid, seq
+ORDER BY tombstones.txid, tombstones.seq
 LIMIT $6;
