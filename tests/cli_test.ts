@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { listenerUrl, runCliProcess, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
+import {
+  engineTest,
+  listenerUrl,
+  runCliProcess,
+  serveArgs,
+  spawnCli,
+  startTestServer,
+} from "./_harness.ts";
 
 async function json(args: string[]) {
   const result = await runCliProcess([...args, "--json"]);
@@ -9,43 +16,66 @@ async function json(args: string[]) {
   return JSON.parse(lines[0]!);
 }
 
-Deno.test("CLI admin commands print one JSON object each, also while the server runs", async () => {
-  await using server = await startTestServer();
-  const data = ["--data", server.dir];
-  const org = await json(["org", "create", "--name", "Acme", ...data]);
-  assert.deepEqual(Object.keys(org).sort(), ["id", "name"]);
-  const member = await json(["member", "add", "--org", org.id, "--email", "a@acme.test", ...data]);
-  assert.deepEqual(member, { id: member.id, org: org.id, email: "a@acme.test" });
-  const key = await json(["key", "create", "--org", org.id, "--member", member.id, ...data]);
-  assert.match(key.key, /^wb_api_[0-9A-Za-z]{43,}$/);
-  assert.deepEqual(Object.keys(key).sort(), ["id", "key", "member", "org"]);
+engineTest(
+  "CLI admin commands print one JSON object each, also while the server runs",
+  async () => {
+    await using server = await startTestServer();
+    const data = [
+      "--data",
+      server.dir,
+      ...(server.database ? ["--database", server.database] : []),
+    ];
+    const org = await json(["org", "create", "--name", "Acme", ...data]);
+    assert.deepEqual(Object.keys(org).sort(), ["id", "name"]);
+    const member = await json([
+      "member",
+      "add",
+      "--org",
+      org.id,
+      "--email",
+      "a@acme.test",
+      ...data,
+    ]);
+    assert.deepEqual(member, { id: member.id, org: org.id, email: "a@acme.test" });
+    const key = await json(["key", "create", "--org", org.id, "--member", member.id, ...data]);
+    assert.match(key.key, /^wb_api_[0-9A-Za-z]{43,}$/);
+    assert.deepEqual(Object.keys(key).sort(), ["id", "key", "member", "org"]);
 
-  const ping = await server.getJson("/v1/ping", key.key);
-  assert.equal(ping.status, 200, "a key created by the CLI works at once on the running server");
+    const ping = await server.getJson("/v1/ping", key.key);
+    assert.equal(ping.status, 200, "a key created by the CLI works at once on the running server");
 
-  const listed = await json(["key", "list", "--org", org.id, ...data]);
-  assert.equal(listed.keys.length, 1);
-  assert.equal(listed.keys[0].id, key.id);
-  assert.equal("revoked_at" in listed.keys[0], false);
-  assert.equal(JSON.stringify(listed).includes(key.key), false, "key list never shows the key");
+    const listed = await json(["key", "list", "--org", org.id, ...data]);
+    assert.equal(listed.keys.length, 1);
+    assert.equal(listed.keys[0].id, key.id);
+    assert.equal("revoked_at" in listed.keys[0], false);
+    assert.equal(JSON.stringify(listed).includes(key.key), false, "key list never shows the key");
 
-  const actor = await json(["actor", "create", "--org", org.id, "--name", "laptop", ...data]);
-  assert.match(actor.actor_id, /^act_/);
-  assert.match(actor.ingest_key, /^wb_ingest_[0-9A-Za-z]{43,}$/);
+    const actor = await json(["actor", "create", "--org", org.id, "--name", "laptop", ...data]);
+    assert.match(actor.actor_id, /^act_/);
+    assert.match(actor.ingest_key, /^wb_ingest_[0-9A-Za-z]{43,}$/);
 
-  const revoked = await json(["key", "revoke", "--id", key.id, ...data]);
-  assert.equal(revoked.id, key.id);
-  assert.match(revoked.revoked_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-  assert.equal((await server.getJson("/v1/ping", key.key)).status, 401);
+    const revoked = await json(["key", "revoke", "--id", key.id, ...data]);
+    assert.equal(revoked.id, key.id);
+    assert.match(revoked.revoked_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    assert.equal((await server.getJson("/v1/ping", key.key)).status, 401);
 
-  const second = await json(["key", "create", "--org", org.id, "--member", member.id, ...data]);
-  const removed = await json(["member", "remove", "--org", org.id, "--member", member.id, ...data]);
-  assert.deepEqual(removed, { member: member.id, revoked_keys: 1 });
-  assert.equal((await server.getJson("/v1/ping", second.key)).status, 401);
+    const second = await json(["key", "create", "--org", org.id, "--member", member.id, ...data]);
+    const removed = await json([
+      "member",
+      "remove",
+      "--org",
+      org.id,
+      "--member",
+      member.id,
+      ...data,
+    ]);
+    assert.deepEqual(removed, { member: member.id, revoked_keys: 1 });
+    assert.equal((await server.getJson("/v1/ping", second.key)).status, 401);
 
-  const version = await json(["version"]);
-  assert.deepEqual(Object.keys(version).sort(), ["service", "version"]);
-});
+    const version = await json(["version"]);
+    assert.deepEqual(Object.keys(version).sort(), ["service", "version"]);
+  },
+);
 
 Deno.test("CLI bad arguments print one line and exit 2", async (t) => {
   const dir = await Deno.makeTempDir();

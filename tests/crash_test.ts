@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { createTestOrg, listenerUrl, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
+import {
+  createTestOrg,
+  engineTest,
+  listenerUrl,
+  serveArgs,
+  spawnCli,
+  startTestServer,
+  testDatabase,
+} from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 
@@ -16,31 +24,26 @@ function exportOf(n: number) {
     })));
 }
 
-Deno.test("SIGKILL during ingest loses no acknowledged export and duplicates nothing", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const org = await createTestOrg(dir);
-    const { child, stdout } = await spawnCli(
-      serveArgs(dir, "--log-level", "error"),
-      /OTLP ingest listening on/,
-    );
-    const ingestUrl = listenerUrl(stdout, "OTLP ingest");
-    const acknowledged: number[] = [];
-    let sent = 0;
-    const killer = setTimeout(() => child.kill("SIGKILL"), 1500);
+engineTest(
+  "SIGKILL during ingest loses no acknowledged export and duplicates nothing",
+  async () => {
+    const dir = await Deno.makeTempDir();
+    await using store = await testDatabase();
+    const database = store?.url;
     try {
-      for (let n = 0; n < 100_000; n++) {
-        sent = n + 1;
-        const response = await fetch(`${ingestUrl}/v1/logs`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${org.ingestKey}` },
-          body: JSON.stringify(exportOf(n)),
-        });
-        await response.body?.cancel();
-        if (response.status === 200) acknowledged.push(n);
-        // Re-send every fifth export, as an exporter retry would.
-        if (n % 5 === 0) {
-          const retry = await fetch(`${ingestUrl}/v1/logs`, {
+      const org = await createTestOrg(dir, "Acme", database ?? null);
+      const { child, stdout } = await spawnCli(
+        serveArgs(dir, "--log-level", "error", ...(database ? ["--database", database] : [])),
+        /OTLP ingest listening on/,
+      );
+      const ingestUrl = listenerUrl(stdout, "OTLP ingest");
+      const acknowledged: number[] = [];
+      let sent = 0;
+      const killer = setTimeout(() => child.kill("SIGKILL"), 1500);
+      try {
+        for (let n = 0; n < 100_000; n++) {
+          sent = n + 1;
+          const response = await fetch(`${ingestUrl}/v1/logs`, {
             method: "POST",
             headers: {
               "content-type": "application/json",
@@ -48,36 +51,49 @@ Deno.test("SIGKILL during ingest loses no acknowledged export and duplicates not
             },
             body: JSON.stringify(exportOf(n)),
           });
-          await retry.body?.cancel();
+          await response.body?.cancel();
+          if (response.status === 200) acknowledged.push(n);
+          // Re-send every fifth export, as an exporter retry would.
+          if (n % 5 === 0) {
+            const retry = await fetch(`${ingestUrl}/v1/logs`, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                authorization: `Bearer ${org.ingestKey}`,
+              },
+              body: JSON.stringify(exportOf(n)),
+            });
+            await retry.body?.cancel();
+          }
         }
+      } catch {
+        // The connection dies with the server.
+      } finally {
+        clearTimeout(killer);
       }
-    } catch {
-      // The connection dies with the server.
-    } finally {
-      clearTimeout(killer);
-    }
-    await child.status;
-    assert.ok(acknowledged.length > 3, `acknowledged ${acknowledged.length}`);
+      await child.status;
+      assert.ok(acknowledged.length > 3, `acknowledged ${acknowledged.length}`);
 
-    await using server = await startTestServer({ dir });
-    const seen = new Map<string, number>();
-    let cursor: string | undefined;
-    do {
-      const { body } = await server.getJson(
-        `/v1/sessions?limit=500${cursor ? `&cursor=${cursor}` : ""}`,
-        org.apiKey,
-      );
-      for (const s of body.data) seen.set(s.session_id, s.tool_call_count);
-      cursor = body.next_cursor;
-    } while (cursor);
-    for (const n of acknowledged) {
-      assert.equal(seen.get(`crash-${n}`), CALLS_PER_EXPORT, `export ${n} was acknowledged`);
+      await using server = await startTestServer({ dir, database });
+      const seen = new Map<string, number>();
+      let cursor: string | undefined;
+      do {
+        const { body } = await server.getJson(
+          `/v1/sessions?limit=500${cursor ? `&cursor=${cursor}` : ""}`,
+          org.apiKey,
+        );
+        for (const s of body.data) seen.set(s.session_id, s.tool_call_count);
+        cursor = body.next_cursor;
+      } while (cursor);
+      for (const n of acknowledged) {
+        assert.equal(seen.get(`crash-${n}`), CALLS_PER_EXPORT, `export ${n} was acknowledged`);
+      }
+      assert.ok(seen.size <= sent, "nothing beyond what was sent");
+      for (const count of seen.values()) assert.equal(count, CALLS_PER_EXPORT, "all or nothing");
+      const total = await server.getJson(`/v1/tool-calls?session_id=crash-0&limit=500`, org.apiKey);
+      assert.equal(total.body.data.length, CALLS_PER_EXPORT, "a retried export is stored once");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
     }
-    assert.ok(seen.size <= sent, "nothing beyond what was sent");
-    for (const count of seen.values()) assert.equal(count, CALLS_PER_EXPORT, "all or nothing");
-    const total = await server.getJson(`/v1/tool-calls?session_id=crash-0&limit=500`, org.apiKey);
-    assert.equal(total.body.data.length, CALLS_PER_EXPORT, "a retried export is stored once");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  },
+);
