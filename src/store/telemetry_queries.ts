@@ -145,26 +145,27 @@ function sessionsPage(
   limit: number,
 ): ReadStatement {
   if (!selectsCalls(filters)) {
-    const params: Param[] = [orgId];
-    let page = "";
-    if (after) {
-      page = "AND (last_seen, session_id) < (?, ?)";
-      params.push(...after);
-    }
-    params.push(limit + 1);
-    return { sql: splice(querySql("sessions_page"), "/*filters*/", page), params };
+    const page = sessionKeyPage(after);
+    return {
+      sql: splice(querySql("sessions_page"), "/*filters*/", page.sql),
+      params: [orgId, ...page.params, limit + 1],
+    };
   }
   if (filters.after !== undefined && onlyAfter(filters)) {
-    const params: Param[] = [orgId, filters.after];
-    let page = "";
-    if (after) {
-      page = "AND (last_seen, session_id) < (?, ?)";
-      params.push(...after);
-    }
-    params.push(limit + 1, filters.after);
-    return { sql: splice(querySql("recent_sessions_page"), "/*page*/", page), params };
+    const page = sessionKeyPage(after);
+    return {
+      sql: splice(querySql("recent_sessions_page"), "/*page*/", page.sql),
+      params: [orgId, filters.after, ...page.params, limit + 1, filters.after],
+    };
   }
   return filteredSessionsPage(querySql, orgId, filters, after, limit);
+}
+
+/** The keyset predicate on the sessions table's (last_seen, session_id), after a page's last row. */
+function sessionKeyPage(after: PageKey | null): { sql: string; params: Param[] } {
+  return after
+    ? { sql: "AND (last_seen, session_id) < (?, ?)", params: [...after] }
+    : { sql: "", params: [] };
 }
 
 function onlyAfter(filters: SessionFilters): boolean {
