@@ -1,4 +1,5 @@
--- GET /v1/insights/activity (spec §4.9) on SQLite (and PostgreSQL, as is), the benchmark's baseline.
+-- GET /v1/insights/activity (spec §4.9) on SQLite, the benchmark's baseline
+-- (PostgreSQL's too, as is).
 -- Parameters: $org, $start (inclusive), $end (exclusive) in epoch ms; series buckets are ts - ((ts
 -- + $offset) mod $width): UTC days, or weeks from Sunday 00:00 UTC. Rejected calls count as calls,
 -- never as errors.

@@ -1,5 +1,5 @@
--- GET /v1/insights/domains (spec §4.14) on SQLite (and PostgreSQL, as is), the benchmark's baseline: one
--- hit per (tool call, domain, scheme), timed by its tool call.
+-- GET /v1/insights/domains (spec §4.14) on SQLite, the benchmark's baseline (PostgreSQL's too,
+-- as is): one hit per (tool call, domain, scheme), timed by its tool call.
 
 -- name: summary
 SELECT

@@ -1,4 +1,5 @@
--- GET /v1/insights/top-tools (spec §4.10) on SQLite (and PostgreSQL, as is), the benchmark's baseline.
+-- GET /v1/insights/top-tools (spec §4.10) on SQLite, the benchmark's baseline
+-- (PostgreSQL's too, as is).
 -- avg() skips the null durations of rejected calls, so a tool whose calls were all rejected
 -- averages to null.
 
