@@ -29,11 +29,14 @@ export interface PgReaderOptions {
 
 /** SQLSTATE `query_canceled`: what `statement_timeout` raises. */
 const QUERY_CANCELED = "57014";
+/** Statement texts kept converted; past it the cache starts over (team filters vary in length). */
+const MAX_CACHED_TEXTS = 1024;
 
 /** Runs read batches on a connection pool it does not own. */
 export class PgReader implements TelemetryReader {
   readonly queries: TelemetryQueries = postgresQueries;
   readonly #sql: Sql;
+  readonly #texts = new Map<string, string>();
   readonly #options: PgReaderOptions;
   readonly #waiting: { start: () => void; fail: (error: Error) => void }[] = [];
   #running = 0;
@@ -86,6 +89,21 @@ export class PgReader implements TelemetryReader {
     else this.#running--;
   }
 
+  /**
+   * The statement with `$n` placeholders, converted once per distinct text:
+   * the builders give a few hundred texts (filter combinations, cursors), and
+   * every list request would otherwise scan its SQL again.
+   */
+  #numbered(sql: string): string {
+    let text = this.#texts.get(sql);
+    if (text === undefined) {
+      if (this.#texts.size >= MAX_CACHED_TEXTS) this.#texts.clear();
+      text = numberPlaceholders(sql);
+      this.#texts.set(sql, text);
+    }
+    return text;
+  }
+
   #run(statements: ReadStatement[]): Promise<unknown[][]> {
     const timeoutMs = Math.max(1, Math.trunc(this.#options.timeoutMs));
     return this.#sql.begin(
@@ -94,7 +112,7 @@ export class PgReader implements TelemetryReader {
         // Pipelined: the statements go out together, one round trip for the batch.
         const [, ...results] = await Promise.all([
           tx.unsafe(`SET LOCAL statement_timeout = ${timeoutMs}`),
-          ...statements.map(({ sql, params }) => tx.unsafe(numberPlaceholders(sql), params)),
+          ...statements.map(({ sql, params }) => tx.unsafe(this.#numbered(sql), params)),
         ]);
         return results.map((rows) => Array.from(rows));
       },
