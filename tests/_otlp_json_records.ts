@@ -33,9 +33,8 @@ export function otlpJsonRecords(body: unknown): OtlpRecord[] {
           signal: "logs",
           resource,
           scopeName,
-          eventName: str(lr.eventName) ||
-            (typeof fromAttr === "string" && fromAttr !== "" ? fromAttr : "") ||
-            (typeof body === "string" ? body : ""),
+          eventName: (typeof fromAttr === "string" && fromAttr !== "" ? fromAttr : "") ||
+            str(lr.eventName) || (typeof body === "string" ? body : ""),
           attributes,
           body,
           timeUnixNano: nanos(lr.timeUnixNano),

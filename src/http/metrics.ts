@@ -103,6 +103,10 @@ export class ServiceMetrics {
     "agent_telemetry_rejected_records_total",
     "Unusable OTLP records skipped (partialSuccess).",
   );
+  readonly unmapped = new Counter(
+    "agent_telemetry_unmapped_records_total",
+    "OTLP records that stored nothing, by agent (a mapper's, else other) and reason.",
+  );
   readonly #gauges: Gauge[] = [];
 
   addGauge(gauge: Gauge): void {
@@ -110,7 +114,7 @@ export class ServiceMetrics {
   }
 
   render(): string {
-    return [this.requests, this.latency, this.ingested, this.rejected].map((m) => m.render())
+    return [this.requests, this.latency, this.ingested, this.rejected, this.unmapped].map((m) => m.render())
       .concat(this.#gauges.map(renderGauge)).join("\n") + "\n";
   }
 }

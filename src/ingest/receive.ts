@@ -4,9 +4,25 @@
  *
  * @module
  */
-import { mapRecord } from "./agents/mod.ts";
+import { type MappedAgent, mapperOf, mapRecord } from "./agents/mod.ts";
 import { decodeExport, type Encoding, type Signal } from "./otlp/mod.ts";
-import type { TelemetryEvent } from "./types.ts";
+import type { OtlpRecord, TelemetryEvent } from "./types.ts";
+
+/**
+ * Why a record stored nothing: no mapper knows its agent, its agent's mapper
+ * keeps no such event, or it lacked what its event needs (`partialSuccess`).
+ */
+export type UnmappedReason = "unknown_agent" | "unmapped_event" | "unusable";
+
+/** Records of one export that stored nothing, grouped by agent, reason and event name. */
+export interface UnmappedRecords {
+  /** The mapper's agent, or `other` when no mapper applies. */
+  agent: MappedAgent | "other";
+  reason: UnmappedReason;
+  /** The record's event name (a span's name), as sent. */
+  eventName: string;
+  count: number;
+}
 
 /** The events of one request and what could not be used. */
 export interface ReceivedExport {
@@ -17,6 +33,8 @@ export interface ReceivedExport {
   ignored: number;
   /** The first unusable record's reason, for the partialSuccess message. */
   firstReason: string;
+  /** Every record that stored nothing, so an operator can see what an agent sends that we drop. */
+  unmapped: UnmappedRecords[];
 }
 
 /** Decodes and maps one export request body; throws OtlpDecodeError when undecodable. */
@@ -32,6 +50,15 @@ export function receiveExport(
     unusable: 0,
     ignored: 0,
     firstReason: "",
+    unmapped: [],
+  };
+  const unmapped = new Map<string, UnmappedRecords>();
+  const note = (record: OtlpRecord, reason: UnmappedReason) => {
+    const agent = mapperOf(record) ?? "other";
+    const key = `${agent}\u0000${reason}\u0000${record.eventName}`;
+    const entry = unmapped.get(key);
+    if (entry) entry.count++;
+    else unmapped.set(key, { agent, reason, eventName: record.eventName, count: 1 });
   };
   for (const record of records) {
     const result = mapRecord(record);
@@ -39,10 +66,13 @@ export function receiveExport(
       for (const event of result.events) received.events.push(event);
     } else if (result.status === "ignored") {
       received.ignored++;
+      note(record, mapperOf(record) === undefined ? "unknown_agent" : "unmapped_event");
     } else {
       if (received.unusable === 0) received.firstReason = result.reason;
       received.unusable++;
+      note(record, "unusable");
     }
   }
+  received.unmapped = [...unmapped.values()];
   return received;
 }

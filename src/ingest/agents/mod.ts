@@ -23,30 +23,46 @@ export { mapGenAiSpan } from "./genai.ts";
 /** The logger scope Claude Code emits its events under. */
 const CLAUDE_CODE_SCOPE = "com.anthropic.claude_code.events";
 
+/** The agents a mapper exists for: also the bounded `agent` label of the unmapped-record metric. */
+export type MappedAgent = "claude-code" | "codex" | "gemini-cli" | "genai";
+
+const MAPPERS: Record<MappedAgent, (record: OtlpRecord) => MapResult> = {
+  "claude-code": mapClaudeCode,
+  "codex": mapCodex,
+  "gemini-cli": mapGeminiCli,
+  "genai": mapGenAiSpan,
+};
+
+/**
+ * The mapper a record goes to, or undefined when none applies. Spans that
+ * carry `gen_ai.operation.name` follow the GenAI conventions whatever their
+ * service. A log whose `service.name` names no known agent (a user overrode
+ * it) is still recognised by Claude Code's logger scope or by a `codex.` /
+ * `gemini_cli.` event name.
+ */
+export function mapperOf(record: OtlpRecord): MappedAgent | undefined {
+  if (record.signal === "traces") {
+    return record.attributes["gen_ai.operation.name"] === undefined ? undefined : "genai";
+  }
+  const service = record.resource["service.name"];
+  if (typeof service === "string") {
+    if (service.startsWith("claude-code")) return "claude-code";
+    if (service.startsWith("codex_")) return "codex";
+    if (service.startsWith("gemini-cli")) return "gemini-cli";
+  }
+  if (record.scopeName === CLAUDE_CODE_SCOPE) return "claude-code";
+  if (record.eventName.startsWith("codex.")) return "codex";
+  if (record.eventName.startsWith("gemini_cli.")) return "gemini-cli";
+  return undefined;
+}
+
 /**
  * Maps one record: `mapped` with its events, `ignored` for events that are
  * not telemetry we keep (`user_prompt`, other agents' spans, unknown
  * services), or `unusable` with a reason (no session id, no tool name on a
  * tool event, no time that parses) to count in `partialSuccess`.
- *
- * A log whose `service.name` names no known agent (a user overrode it) is
- * still recognised by Claude Code's logger scope or by a `codex.` /
- * `gemini_cli.` event name.
  */
 export function mapRecord(record: OtlpRecord): MapResult {
-  if (record.signal === "traces") {
-    return record.attributes["gen_ai.operation.name"] === undefined
-      ? ignored
-      : mapGenAiSpan(record);
-  }
-  const service = record.resource["service.name"];
-  if (typeof service === "string") {
-    if (service.startsWith("claude-code")) return mapClaudeCode(record);
-    if (service.startsWith("codex_")) return mapCodex(record);
-    if (service.startsWith("gemini-cli")) return mapGeminiCli(record);
-  }
-  if (record.scopeName === CLAUDE_CODE_SCOPE) return mapClaudeCode(record);
-  if (record.eventName.startsWith("codex.")) return mapCodex(record);
-  if (record.eventName.startsWith("gemini_cli.")) return mapGeminiCli(record);
-  return ignored;
+  const agent = mapperOf(record);
+  return agent === undefined ? ignored : MAPPERS[agent](record);
 }

@@ -4,17 +4,20 @@ import type { Attributes, AttributeValue } from "../types.ts";
 export const MAX_VALUE_DEPTH = 64;
 
 /**
- * A log record's event name: `eventName`, else the `event.name` attribute,
- * else the body when it is a string, else `""`.
+ * A log record's event name: the `event.name` attribute, else `eventName`,
+ * else the body when it is a string, else `""`. The attribute comes first
+ * because real clients disagree on `eventName`: Codex CLI sets it to a source
+ * location (`event otel/src/tool_result.rs:54`) and names the event only in
+ * `event.name` (DESIGN §4).
  */
 export function eventNameOf(
   eventName: string,
   attributes: Attributes,
   body: AttributeValue,
 ): string {
-  if (eventName !== "") return eventName;
   const attribute = attributes["event.name"];
   if (typeof attribute === "string" && attribute !== "") return attribute;
+  if (eventName !== "") return eventName;
   return typeof body === "string" ? body : "";
 }
 
