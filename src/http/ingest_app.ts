@@ -1,29 +1,19 @@
 /**
  * The ingest listener's app: OTLP/HTTP `POST /v1/logs`, `/v1/traces` and
  * `/v1/metrics` (DESIGN §4), answered as OTLP prescribes, plus `/healthz`,
- * `/readyz` and the Prometheus `/metrics`.
+ * `/readyz` and the Prometheus `/metrics`. The export itself is
+ * `otlp_export.ts`, shared with the gRPC listener.
  *
  * @module
  */
-import { isRetryable, isUnavailable } from "../store/postgres/client.ts";
-import { receiveExport } from "../ingest/receive.ts";
-import {
-  encodeExportResponse,
-  encodingOf,
-  OtlpDecodeError,
-  PayloadTooLargeError,
-  readBody,
-  type Signal,
-  UnsupportedMediaTypeError,
-} from "../ingest/otlp/mod.ts";
-import type { TelemetryEvent } from "../ingest/types.ts";
+import { encodeExportResponse, encodingOf, readBody, type Signal } from "../ingest/otlp/mod.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import type { TelemetryWriterApi } from "../store/stores.ts";
-import { authenticateIngestRequest } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
+import { type ExportRefusal, type OtlpExportOutcome, receiveOtlpExport } from "./otlp_export.ts";
 import { readyResponse, requestTooLarge } from "./query_app.ts";
-import { ApiError, errorResponse, jsonResponse, textResponse } from "./responses.ts";
+import { errorResponse, jsonResponse, textResponse } from "./responses.ts";
 
 /** What the ingest app needs. */
 export interface IngestAppDeps {
@@ -55,50 +45,32 @@ export function createIngestApp(deps: IngestAppDeps): (request: Request) => Prom
     if (request.method !== "POST") {
       return textResponse(405, "Method Not Allowed", { allow: "POST" });
     }
-    if (deps.writer === null) {
-      return jsonResponse(
-        {
-          error: {
-            code: "read_only",
-            message: "this node is read-only; send telemetry to the primary",
-          },
-        },
-        503,
-      );
-    }
-    const writer = deps.writer;
+    let outcome: OtlpExportOutcome;
     try {
-      const sender = await authenticateIngestRequest(request, deps.keys);
-      const encoding = encodingOf(request.headers.get("content-type"));
-      const body = await readBody(request, deps.maxBytes);
-      const received = receiveExport(body, { encoding, pathSignal });
-      try {
-        await writer.ingest(sender, received.events);
-      } catch (error) {
-        if (isBusy(error)) {
-          return jsonResponse(
-            { error: { code: "unavailable", message: "the store is busy; retry later" } },
-            503,
-            { "retry-after": "1" },
-          );
-        }
-        throw error;
-      }
-      deps.onCommitted?.();
-      countIngested(deps.metrics, received.events, received.unusable);
-      const partial = received.unusable > 0
-        ? {
-          rejected: received.unusable,
-          message: `${received.unusable} unusable record(s): ${received.firstReason}`,
-        }
-        : undefined;
-      const answer = encodeExportResponse(received.signal, encoding, partial);
-      return new Response(answer.body as Uint8Array<ArrayBuffer>, {
-        headers: { "content-type": answer.contentType },
+      outcome = await receiveOtlpExport(deps, {
+        authorization: request.headers.get("authorization"),
+        pathSignal,
+        readBody: async () => {
+          const encoding = encodingOf(request.headers.get("content-type"));
+          return { encoding, body: await readBody(request, deps.maxBytes) };
+        },
       });
     } catch (error) {
-      return errorResponse(toApiError(error), deps.logError);
+      return errorResponse(error, deps.logError);
     }
+    if (!outcome.accepted) {
+      const { status, code } = HTTP_REFUSALS[outcome.refusal];
+      const retry = outcome.retryAfterSeconds;
+      return jsonResponse(
+        { error: { code, message: outcome.message } },
+        status,
+        retry === undefined ? {} : { "retry-after": String(retry) },
+      );
+    }
+    const answer = encodeExportResponse(outcome.signal, outcome.encoding, outcome.partial);
+    return new Response(answer.body as Uint8Array<ArrayBuffer>, {
+      headers: { "content-type": answer.contentType },
+    });
   };
   return observed(app, {
     listener: "ingest",
@@ -123,38 +95,13 @@ async function serviceEndpoint(
   });
 }
 
-function countIngested(metrics: ServiceMetrics, events: TelemetryEvent[], unusable: number) {
-  const counts = new Map<string, { agent: string; kind: string; n: number }>();
-  for (const event of events) {
-    const key = `${event.agentSystem}\u0000${event.kind}`;
-    const entry = counts.get(key);
-    if (entry) entry.n++;
-    else counts.set(key, { agent: event.agentSystem, kind: event.kind, n: 1 });
-  }
-  for (const { agent, kind, n } of counts.values()) metrics.ingested.inc({ agent, kind }, n);
-  if (unusable > 0) metrics.rejected.inc({}, unusable);
-}
-
-function toApiError(error: unknown): unknown {
-  if (error instanceof PayloadTooLargeError) {
-    return new ApiError(413, "invalid_request", error.message);
-  }
-  if (error instanceof UnsupportedMediaTypeError) {
-    return new ApiError(415, "invalid_request", error.message);
-  }
-  if (error instanceof OtlpDecodeError) return new ApiError(400, "invalid_request", error.message);
-  return error;
-}
-
-/**
- * SQLITE_BUSY or SQLITE_LOCKED, including their extended codes (`node:sqlite`
- * sets `errcode` on statement errors but not on `exec` errors (BEGIN), whose
- * message is then SQLite's own text); or PostgreSQL out of reach, or a
- * deadlock that outlived the writer's retries. Nothing was stored.
- */
-function isBusy(error: unknown): boolean {
-  if (isUnavailable(error) || isRetryable(error)) return true;
-  const code = (error as { errcode?: unknown })?.errcode;
-  if (typeof code === "number") return (code & 0xff) === 5 || (code & 0xff) === 6;
-  return error instanceof Error && /^database (table )?is locked/.test(error.message);
-}
+/** The HTTP answer to each refusal (DESIGN §4). */
+const HTTP_REFUSALS: Record<ExportRefusal, { status: number; code: string }> = {
+  readOnly: { status: 503, code: "read_only" },
+  unauthenticated: { status: 401, code: "unauthenticated" },
+  keyStoreUnavailable: { status: 503, code: "keystoreUnavailable" },
+  unsupportedMediaType: { status: 415, code: "invalid_request" },
+  tooLarge: { status: 413, code: "invalid_request" },
+  undecodable: { status: 400, code: "invalid_request" },
+  storeUnavailable: { status: 503, code: "unavailable" },
+};
