@@ -13,7 +13,7 @@ SELECT count(pg_advisory_xact_lock(k)) AS locked FROM unnest($1::bigint[]) AS k;
 SELECT nextval('telemetry_seq') AS seq FROM generate_series(1, $1::int);
 
 -- name: stored_tool_calls
-SELECT id, outcome, decision FROM tool_calls WHERE id = ANY($1::text[]);
+SELECT id, outcome, decision, source, trace_id, span_id FROM tool_calls WHERE id = ANY($1::text[]);
 
 -- name: stored_decisions
 SELECT d.session_id, d.tool_call_id, d.decision, d.decision_source
@@ -43,6 +43,12 @@ UPDATE tool_calls AS t SET decision = a.decision, decision_source = a.decision_s
 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
   AS a(id, decision, decision_source, seq)
 WHERE t.id = a.id AND t.decision IS NULL;
+
+-- A call's span arrived after its log: the span's ids are the call's own.
+-- name: annotate_traces
+UPDATE tool_calls AS t SET trace_id = a.trace_id, span_id = a.span_id, seq = a.seq
+FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS a(id, trace_id, span_id, seq)
+WHERE t.id = a.id;
 
 -- name: delete_risk_flags
 DELETE FROM risk_flags WHERE call_id = ANY($1::text[]);
@@ -178,3 +184,8 @@ WHERE t.id = u.id;
 
 -- name: probe
 SELECT 1 FROM tool_calls LIMIT 0;
+
+-- name: probe_write
+-- A real write (readiness while writes were refused): refused in a read-only
+-- transaction; the value it takes is a gap like a rolled-back ingest's.
+SELECT nextval('telemetry_seq') AS seq;

@@ -7,7 +7,7 @@ SELECT value FROM counters WHERE name = 'seq';
 UPDATE counters SET value = ? WHERE name = 'seq';
 
 -- name: find_tool_call
-SELECT outcome, ts FROM tool_calls WHERE id = ?;
+SELECT outcome, source, trace_id, span_id FROM tool_calls WHERE id = ?;
 
 -- name: insert_tool_call
 INSERT INTO tool_calls (
@@ -23,6 +23,10 @@ INSERT INTO tool_calls (
 
 -- name: delete_tool_call
 DELETE FROM tool_calls WHERE id = ?;
+
+-- A call's span arrived after its log: the span's ids are the call's own.
+-- name: annotate_trace
+UPDATE tool_calls SET trace_id = ?, span_id = ?, seq = ? WHERE id = ?;
 
 -- name: annotate_decision
 UPDATE tool_calls SET decision = ?, decision_source = ?, seq = ?

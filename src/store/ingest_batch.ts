@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { type Detection, detectToolCall, type RiskFinding } from "../detect/mod.ts";
+import { callTexts, type Detection, detectToolCall, type RiskFinding } from "../detect/mod.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,
@@ -184,6 +184,15 @@ export type SessionChangeValues = [
   sessionId: string,
 ];
 
+/** What the ingest logic reads of a stored call. */
+export interface StoredToolCall {
+  outcome: string;
+  /** `otlp_logs` or `otlp_traces`: how the stored row reached us. */
+  source: string;
+  traceId: string | null;
+  spanId: string | null;
+}
+
 /** A decision stored for a call id, waiting for (or annotating) its result. */
 export interface StoredDecision {
   decision: string;
@@ -198,9 +207,11 @@ export interface IngestStore {
   /** The next `seq` of the transaction. */
   nextSeq(): number;
   /** The stored call with this id. */
-  findToolCall(id: string): { outcome: string } | undefined;
+  findToolCall(id: string): StoredToolCall | undefined;
   deleteToolCall(id: string): void;
   insertToolCall(values: ToolCallValues): void;
+  /** Sets the call's trace and span ids (its span arrived after its log). */
+  annotateTrace(id: string, traceId: string, spanId: string | null, seq: number): void;
   /** Sets the call's decision unless it has one. */
   annotateDecision(id: string, decision: string, decisionSource: string | null, seq: number): void;
   findDecision(orgId: string, sessionId: string, toolCallId: string): StoredDecision | undefined;
@@ -296,10 +307,29 @@ class EventBatch {
     this.#redact = redact;
   }
 
+  /**
+   * A call reported twice, as a log event and as a span (Claude Code's
+   * `claude_code.tool` spans), is one row whatever the arrival order: the
+   * log's outcome, arguments, decision and duration win, the span gives the
+   * trace and span ids. Otherwise a stored call stays, except a stored reject
+   * that the call's result follows.
+   */
   storeToolCall(id: string, event: ToolCallEvent): boolean {
     const store = this.#store;
     const existing = store.findToolCall(id);
-    if (existing && existing.outcome !== "rejected") return false;
+    const fromSpan = event.source === "otlp_traces";
+    if (existing) {
+      const storedFromSpan = existing.source === "otlp_traces";
+      if (fromSpan && !storedFromSpan) {
+        if (event.traceId !== undefined) {
+          store.annotateTrace(id, event.traceId, event.spanId ?? null, store.nextSeq());
+        }
+        return false;
+      }
+      if (!storedFromSpan || fromSpan) {
+        if (existing.outcome !== "rejected") return false;
+      }
+    }
     let decision = event.decision;
     let decisionSource = event.decisionSource;
     if (decision === undefined && event.toolCallId !== undefined) {
@@ -309,7 +339,12 @@ class EventBatch {
     }
     const row: ToolCallRow = { ...event, decision, decisionSource };
     if (existing) {
-      // A result after a stored reject: the result wins, under the same id.
+      // A result after a stored reject, or a log after its span: the new row
+      // wins under the same id, keeping a span's trace ids.
+      if (existing.source === "otlp_traces" && existing.traceId !== null) {
+        row.traceId = existing.traceId;
+        row.spanId = existing.spanId ?? undefined;
+      }
       store.forgetDetections(id, store.nextSeq());
       store.deleteToolCall(id);
       this.#insertToolCall(id, row);
@@ -331,7 +366,8 @@ class EventBatch {
       event.decision,
       source,
     );
-    if (store.findToolCall(id)) {
+    const existing = store.findToolCall(id);
+    if (existing && !(event.rejects && existing.source === "otlp_traces")) {
       store.annotateDecision(id, event.decision, source, store.nextSeq());
       return false;
     }
@@ -342,6 +378,18 @@ class EventBatch {
       durationMs: null,
       resultSizeBytes: null,
     };
+    if (existing) {
+      // The log's reject wins over the span of the same call, keeping its trace ids.
+      if (existing.traceId !== null) {
+        row.traceId = existing.traceId;
+        row.spanId = existing.spanId ?? undefined;
+      }
+      store.forgetDetections(id, store.nextSeq());
+      store.deleteToolCall(id);
+      this.#insertToolCall(id, row);
+      this.#sessionDelta(event).recount = true;
+      return false;
+    }
     this.#insertToolCall(id, row);
     this.#addCallToSession(row);
     return true;
@@ -469,7 +517,10 @@ class EventBatch {
       category: row.category,
       ...(row.arguments === undefined ? {} : { arguments: row.arguments }),
       ...(row.result === undefined ? {} : { result: row.result }),
+      texts: callTexts(row),
     }, { redact: this.#redact });
+    // Every free-form text is stored as detection returns it: redacted unless --keep-secrets.
+    const texts = detection.texts ?? {};
     const store = this.#store;
     const { orgId, actorId } = this.#sender;
     const seq = store.nextSeq();
@@ -489,25 +540,25 @@ class EventBatch {
       row.agentSystem,
       row.agentVersion,
       row.model ?? null,
-      row.errorMessage ?? null,
-      row.errorType ?? null,
+      texts.errorMessage ?? null,
+      texts.errorType ?? null,
       row.decision ?? null,
       row.decisionSource ?? null,
       row.promptId ?? null,
-      row.agentName ?? null,
+      texts.agentName ?? null,
       row.providerName ?? null,
       row.toolCallId ?? null,
       row.toolUseId ?? null,
-      row.toolDescription ?? null,
+      texts.toolDescription ?? null,
       row.source,
       detection.arguments ?? null,
       detection.result ?? null,
-      row.mcpServerName ?? null,
-      row.mcpServerScope ?? null,
+      texts.mcpServerName ?? null,
+      texts.mcpServerScope ?? null,
       row.osType ?? null,
       row.hostArch ?? null,
       row.terminalType ?? null,
-      row.cwd ?? null,
+      texts.cwd ?? null,
       row.traceId ?? null,
       row.spanId ?? null,
     ]);

@@ -51,6 +51,14 @@ export class TelemetryWriter {
     tx(this.#db, () => this.#run("read_seq", "get"));
   }
 
+  /**
+   * Throws unless a write reaches the file: rewrites the `seq` counter with
+   * its own value (one page), for readiness while writes were refused.
+   */
+  probeWrite(): void {
+    tx(this.#db, () => this.#run("write_seq", "run", this.currentSeq()));
+  }
+
   /** SQLite's current `seq`: everything acknowledged so far. */
   currentSeq(): number {
     return Number((this.#run("read_seq", "get") as { value: number }).value);
@@ -107,9 +115,17 @@ export class TelemetryWriter {
     const run = this.#run.bind(this);
     return {
       nextSeq: () => this.#nextSeq(),
-      findToolCall: (id) => run("find_tool_call", "get", id) as { outcome: string } | undefined,
+      findToolCall: (id) => {
+        const row = run("find_tool_call", "get", id) as
+          | { outcome: string; source: string; trace_id: string | null; span_id: string | null }
+          | undefined;
+        return row &&
+          { outcome: row.outcome, source: row.source, traceId: row.trace_id, spanId: row.span_id };
+      },
       deleteToolCall: (id) => run("delete_tool_call", "run", id),
       insertToolCall: (values) => run("insert_tool_call", "run", ...values),
+      annotateTrace: (id, traceId, spanId, seq) =>
+        run("annotate_trace", "run", traceId, spanId, seq, id),
       annotateDecision: (id, decision, source, seq) =>
         run("annotate_decision", "run", decision, source, seq, id),
       findDecision: (orgId, sessionId, toolCallId) => {

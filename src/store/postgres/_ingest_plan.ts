@@ -17,6 +17,7 @@ import type {
   Sender,
   SessionChangeValues,
   StoredDecision,
+  StoredToolCall,
   ToolCallValues,
 } from "../ingest_batch.ts";
 import type { PgParam } from "./client.ts";
@@ -33,7 +34,14 @@ export interface BatchReads {
 
 /** What of the stored rows the batch's events read. */
 export interface StoredRows {
-  toolCalls: { id: string; outcome: string; decision: string | null }[];
+  toolCalls: {
+    id: string;
+    outcome: string;
+    decision: string | null;
+    source: string;
+    "trace_id": string | null;
+    "span_id": string | null;
+  }[];
   decisions: {
     "session_id": string;
     "tool_call_id": string;
@@ -85,8 +93,7 @@ export function seqsNeeded(events: readonly TelemetryEvent[], reads: BatchReads)
 }
 
 /** A call as the batch sees it: stored before, or written by the batch. */
-interface CallState {
-  outcome: string;
+interface CallState extends StoredToolCall {
   decision: string | null;
   /** Stored before the batch (so deleting it takes a statement). */
   stored: boolean;
@@ -99,6 +106,9 @@ const SEQ = 2;
 const OUTCOME = 9;
 const DECISION = 17;
 const DECISION_SOURCE = 18;
+const SOURCE = 25;
+const TRACE_ID = 34;
+const SPAN_ID = 35;
 
 /** The statement and the column arrays of one bulk write. */
 export interface BulkWrite {
@@ -118,6 +128,7 @@ export class IngestPlan implements IngestStore {
   readonly #newSessions: NewSessionValues[] = [];
   readonly #decisionUpserts = new Map<string, PgParam[]>();
   readonly #annotations = new Map<string, PgParam[]>();
+  readonly #traceAnnotations = new Map<string, PgParam[]>();
   readonly #forgotten = new Set<string>();
   readonly #tombstones: PgParam[][] = [];
   readonly #deletedCalls = new Set<string>();
@@ -131,7 +142,15 @@ export class IngestPlan implements IngestStore {
   constructor(sender: Sender, stored: StoredRows, seqs: readonly number[]) {
     this.#seqs = seqs;
     for (const row of stored.toolCalls) {
-      this.#calls.set(row.id, { ...row, stored: true, values: null });
+      this.#calls.set(row.id, {
+        outcome: row.outcome,
+        decision: row.decision,
+        source: row.source,
+        traceId: row.trace_id,
+        spanId: row.span_id,
+        stored: true,
+        values: null,
+      });
     }
     for (const row of stored.decisions) {
       this.#decisions.set(decisionKey(row.session_id, row.tool_call_id), {
@@ -156,7 +175,7 @@ export class IngestPlan implements IngestStore {
     return seq;
   }
 
-  findToolCall(id: string): { outcome: string } | undefined {
+  findToolCall(id: string): StoredToolCall | undefined {
     return this.#calls.get(id);
   }
 
@@ -165,6 +184,7 @@ export class IngestPlan implements IngestStore {
     if (call?.stored) {
       this.#deletedCalls.add(id);
       this.#annotations.delete(id);
+      this.#traceAnnotations.delete(id);
     }
     this.#calls.delete(id);
   }
@@ -174,9 +194,26 @@ export class IngestPlan implements IngestStore {
     this.#calls.set(id, {
       outcome: values[OUTCOME],
       decision: values[DECISION],
+      source: values[SOURCE],
+      traceId: values[TRACE_ID],
+      spanId: values[SPAN_ID],
       stored: this.#deletedCalls.has(id),
       values,
     });
+  }
+
+  annotateTrace(id: string, traceId: string, spanId: string | null, seq: number): void {
+    const call = this.#calls.get(id);
+    if (!call) return;
+    call.traceId = traceId;
+    call.spanId = spanId;
+    if (call.values) {
+      call.values[TRACE_ID] = traceId;
+      call.values[SPAN_ID] = spanId;
+      call.values[SEQ] = seq;
+    } else {
+      this.#traceAnnotations.set(id, [id, traceId, spanId, seq]);
+    }
   }
 
   annotateDecision(id: string, decision: string, source: string | null, seq: number): void {
@@ -267,6 +304,7 @@ export class IngestPlan implements IngestStore {
       ["insert_sessions", this.#newSessions],
       ["upsert_decisions", [...this.#decisionUpserts.values()]],
       ["annotate_decisions", [...this.#annotations.values()]],
+      ["annotate_traces", [...this.#traceAnnotations.values()]],
       ["delete_risk_flags", forgotten.map((id) => [id])],
       ["delete_domain_hits", forgotten.map((id) => [id])],
       ["insert_tombstones", this.#tombstones],
