@@ -1,0 +1,193 @@
+/**
+ * The live real-agent harness: `deno task agents [--agent NAME] [--variant NAME] [--record]`.
+ *
+ * Outside a network namespace it installs the pinned clients from npm (the
+ * one thing reached over the network), then runs itself again inside a new
+ * namespace that has only loopback. Inside, for each scenario variant: a
+ * fresh server over a temporary data directory, an organization with keys,
+ * the OTLP recorder in front of the ingest listener, the client run against
+ * its scripted mock model, and a field-by-field comparison of the API's view
+ * with the scenario's expectations. Any difference exits non-zero.
+ * `--record` writes each run's requests under `tests/fixtures/agents/real/`.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { resolveServeConfig } from "../../src/config.ts";
+import { startServer } from "../../src/http/server.ts";
+import { openKeyStoreFor } from "../../src/store/open_stores.ts";
+import { REAL_FIXTURES, writeRecording } from "./_fixtures.ts";
+import { installAgent, installDir } from "./_install.ts";
+import { assertLoopbackOnly, runInLoopbackNamespace } from "./_netns.ts";
+import { startRecorder } from "./_recorder.ts";
+import type { AgentScenario, Variant } from "./_scenario.ts";
+import { settledDifferences } from "./_wait.ts";
+import { SCENARIOS } from "./scenarios.ts";
+
+/** Set in the environment of the copy of this script that runs inside the namespace. */
+const INSIDE_MARKER = "AGENT_TELEMETRY_HARNESS_NAMESPACE";
+
+/** The outcome of one scenario variant. */
+interface RunResult {
+  label: string;
+  problems: string[];
+}
+
+function say(line: string): void {
+  // deno-lint-ignore no-console
+  console.log(line);
+}
+
+function selectRuns(
+  agent: string | undefined,
+  variant: string | undefined,
+): { scenario: AgentScenario; variant: Variant }[] {
+  const scenarios = SCENARIOS.filter((s) => agent === undefined || s.agent === agent);
+  if (scenarios.length === 0) {
+    throw new Error(
+      `No scenario named ${JSON.stringify(agent)} (known: ${
+        SCENARIOS.map((s) => s.agent).join(", ")
+      })`,
+    );
+  }
+  const runs = scenarios.flatMap((scenario) =>
+    scenario.variants.filter((v) => variant === undefined || v.name === variant).map((v) => ({
+      scenario,
+      variant: v,
+    }))
+  );
+  if (runs.length === 0) throw new Error(`No variant named ${JSON.stringify(variant)}`);
+  return runs;
+}
+
+/** Runs one variant of one scenario against a fresh server; returns its differences. */
+async function runOne(
+  scenario: AgentScenario,
+  variant: Variant,
+  record: boolean,
+): Promise<RunResult> {
+  const label = `${scenario.agent}-${scenario.version} ${variant.name}`;
+  const dataDir = await Deno.makeTempDir({ prefix: "agent-harness-data-" });
+  const workDir = await Deno.makeTempDir({ prefix: "agent-harness-work-" });
+  const server = await startServer(
+    resolveServeConfig({
+      data: dataDir,
+      listen: "127.0.0.1:0",
+      ingestListen: "127.0.0.1:0",
+      logLevel: "warn",
+    }, () => undefined),
+    { quiet: true },
+  );
+  try {
+    const keys = await openKeyStoreFor(dataDir, null);
+    let apiKey: string;
+    let ingestKey: string;
+    try {
+      const org = await keys.createOrg("Harness");
+      const member = await keys.addMember(org.id, "harness@example.test");
+      apiKey = (await keys.createKey(org.id, member.id, "harness")).key;
+      ingestKey = (await keys.createActor(org.id, scenario.agent)).ingest_key;
+    } finally {
+      await keys.close();
+    }
+    await using recorder = await startRecorder(server.ingestUrl);
+    const grpcUrl = (server as { grpcUrl?: string }).grpcUrl ?? "";
+    const started = performance.now();
+    await scenario.run({
+      otlpHttpUrl: recorder.url,
+      otlpGrpcUrl: grpcUrl.replace(/^\w+:\/\//, ""),
+      authorization: `Bearer ${ingestKey}`,
+      workDir,
+      installDir: installDir(scenario.npmPackage, scenario.version),
+      variant,
+    });
+    say(
+      `${label}: client done in ${
+        Math.round(performance.now() - started)
+      } ms, ${recorder.requests.length} OTLP requests (${
+        summarize(recorder.requests.map((r) => `${r.path} ${r.status}`))
+      })`,
+    );
+    const problems = await settledDifferences(
+      server.queryUrl,
+      apiKey,
+      scenario.expected(variant),
+    );
+    const refused = recorder.requests.filter((r) => r.status !== 200);
+    for (const request of refused) {
+      problems.push(`ingest answered ${request.status} to ${request.path}`);
+    }
+    if (record) {
+      const dir = join(REAL_FIXTURES, `${scenario.agent}-${scenario.version}`, variant.name);
+      await writeRecording(dir, recorder.requests);
+      say(`${label}: recorded ${recorder.requests.length} requests in ${dir}`);
+    }
+    return { label, problems };
+  } finally {
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+}
+
+function summarize(items: string[]): string {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item, (counts.get(item) ?? 0) + 1);
+  return [...counts].map(([item, n]) => `${n}× ${item}`).join(", ");
+}
+
+async function main(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      agent: { type: "string" },
+      variant: { type: "string" },
+      record: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  const runs = selectRuns(values.agent, values.variant);
+  if (Deno.env.get(INSIDE_MARKER) !== "1") {
+    for (const scenario of new Set(runs.map((r) => r.scenario))) {
+      say(`installing ${scenario.npmPackage}@${scenario.version}`);
+      await installAgent(scenario.npmPackage, scenario.version);
+    }
+    Deno.env.set(INSIDE_MARKER, "1");
+    return await runInLoopbackNamespace([
+      Deno.execPath(),
+      "run",
+      "--allow-all",
+      new URL(import.meta.url).pathname,
+      ...args,
+    ]);
+  }
+  assertLoopbackOnly();
+  const results: RunResult[] = [];
+  for (const { scenario, variant } of runs) {
+    try {
+      results.push(await runOne(scenario, variant, values.record));
+    } catch (error) {
+      results.push({
+        label: `${scenario.agent}-${scenario.version} ${variant.name}`,
+        problems: [`run failed: ${error instanceof Error ? error.stack : String(error)}`],
+      });
+    }
+  }
+  let failed = 0;
+  for (const { label, problems } of results) {
+    if (problems.length === 0) {
+      say(`MATCH   ${label}`);
+    } else {
+      failed++;
+      say(`DIFFERS ${label}: ${problems.length} difference(s)`);
+      for (const problem of problems) say(`  - ${problem}`);
+    }
+  }
+  say(`${results.length - failed} of ${results.length} runs match`);
+  return failed === 0 ? 0 : 1;
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

@@ -1,0 +1,186 @@
+/**
+ * Replays every recorded real-agent run (`tests/fixtures/agents/real/`) of
+ * every registered scenario into a test server, request by request and byte
+ * for byte, and checks the API's view against the scenario's expectations
+ * field by field: the live harness's check without npm or network.
+ *
+ * Recorded times are fixed, the insight windows end now: each comparison runs
+ * with the process clock (`Date.now`, which the server's insight windows and
+ * retention read) set to just after the recorded run, so the replay answers
+ * as it did on the day it was recorded.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { readRecording, REAL_FIXTURES } from "../scripts/agents/_fixtures.ts";
+import type { RecordedRequest } from "../scripts/agents/_recorder.ts";
+import type { AgentScenario, ExpectedRun, Variant } from "../scripts/agents/_scenario.ts";
+import { settledDifferences } from "../scripts/agents/_wait.ts";
+import { SCENARIOS } from "../scripts/agents/scenarios.ts";
+import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
+
+type Json = Record<string, unknown>;
+
+const GRPC_SIGNALS: Record<string, string> = {
+  "/opentelemetry.proto.collector.logs.v1.LogsService/Export": "/v1/logs",
+  "/opentelemetry.proto.collector.trace.v1.TraceService/Export": "/v1/traces",
+  "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export": "/v1/metrics",
+};
+
+/** Posts one recorded request to the ingest listener as the agent sent it. */
+async function post(server: TestServer, org: TestOrg, request: RecordedRequest): Promise<number> {
+  let path = request.path;
+  let body = request.body;
+  let contentType = request.contentType;
+  if (request.transport === "grpc") {
+    // A gRPC export is the same protobuf message; replayed over OTLP/HTTP.
+    path = GRPC_SIGNALS[request.path] ?? request.path;
+    contentType = "application/x-protobuf";
+    body = unframeGrpc(body);
+  }
+  const headers = new Headers({
+    "content-type": contentType,
+    authorization: `Bearer ${org.ingestKey}`,
+  });
+  if (request.contentEncoding !== null) headers.set("content-encoding", request.contentEncoding);
+  const response = await fetch(server.ingestUrl + path, {
+    method: "POST",
+    headers,
+    body: body as Uint8Array<ArrayBuffer>,
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** The message of a one-message gRPC frame (5-byte header), or the bytes as they are. */
+function unframeGrpc(bytes: Uint8Array): Uint8Array {
+  if (bytes.length < 5 || bytes[0] !== 0) return bytes;
+  const length = new DataView(bytes.buffer, bytes.byteOffset + 1, 4).getUint32(0);
+  return length === bytes.length - 5 ? bytes.subarray(5) : bytes;
+}
+
+async function replay(server: TestServer, org: TestOrg, requests: RecordedRequest[]) {
+  for (const [i, request] of requests.entries()) {
+    const status = await post(server, org, request);
+    assert.deepEqual(status, request.status, `request ${i} (${request.path})`);
+  }
+}
+
+/** Traces first, then everything else, each group in its recorded order. */
+function tracesFirst(requests: RecordedRequest[]): RecordedRequest[] {
+  const isTrace = (r: RecordedRequest) => (GRPC_SIGNALS[r.path] ?? r.path) === "/v1/traces";
+  return [...requests.filter(isTrace), ...requests.filter((r) => !isTrace(r))];
+}
+
+/**
+ * Runs `fn` with `Date.now` set to one hour after the last activity the
+ * server holds for `org`, so the 7-day insight windows cover the recorded run.
+ */
+async function atRecordingTime<T>(
+  server: TestServer,
+  org: TestOrg,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const { status, body } = await server.getJson("/v1/sessions?limit=500", org.apiKey);
+  assert.deepEqual(status, 200);
+  const lastSeen = Math.max(...(body.data as Json[]).map((s) => Date.parse(String(s.last_seen))));
+  const realNow = Date.now;
+  const offset = Number.isFinite(lastSeen) ? realNow() - (lastSeen + 3_600_000) : 0;
+  Date.now = () => realNow() - offset;
+  try {
+    return await fn();
+  } finally {
+    Date.now = realNow;
+  }
+}
+
+async function differences(server: TestServer, org: TestOrg, expected: ExpectedRun) {
+  return await atRecordingTime(
+    server,
+    org,
+    () => settledDifferences(server.queryUrl, org.apiKey, expected),
+  );
+}
+
+/**
+ * Everything the API answers about `org`'s run, without the ids that differ
+ * between organizations: session details, every tool call detail, the cost insight.
+ */
+async function apiAnswers(server: TestServer, org: TestOrg): Promise<unknown> {
+  const get = async (path: string) => {
+    const { status, body } = await server.getJson(path, org.apiKey);
+    assert.deepEqual(status, 200, path);
+    return body as Json;
+  };
+  const strip = (row: Json) => {
+    const { id: _id, actor_id: _actor, ...rest } = row;
+    return rest;
+  };
+  const list = await get("/v1/sessions?limit=500");
+  const sessions = [];
+  for (const session of list.data as Json[]) {
+    const detail = await get(`/v1/sessions/${encodeURIComponent(String(session.session_id))}`);
+    const calls = [];
+    for (const call of detail.tool_calls as Json[]) {
+      calls.push(strip(await get(`/v1/tool-calls/${encodeURIComponent(String(call.id))}`)));
+    }
+    sessions.push({
+      session: strip(detail.session as Json),
+      calls,
+      risk_flags: detail.risk_flags,
+      external_domains: detail.external_domains,
+    });
+  }
+  const cost = await atRecordingTime(server, org, () => get("/v1/insights/cost?window=7d"));
+  return { sessions, cost: { summary: cost.summary, breakdown: cost.breakdown } };
+}
+
+function recordingDir(scenario: AgentScenario, variant: Variant): string {
+  return join(REAL_FIXTURES, `${scenario.agent}-${scenario.version}`, variant.name);
+}
+
+for (const scenario of SCENARIOS) {
+  for (const variant of scenario.variants) {
+    const dir = recordingDir(scenario, variant);
+    if (!existsSync(join(dir, "requests.json"))) continue;
+    const label = `${scenario.agent}-${scenario.version} ${variant.name}`;
+
+    engineTest(`${label}: the replayed recording serves the expected view`, async () => {
+      const requests = await readRecording(dir);
+      await using server = await startTestServer();
+      const org = await server.createOrg();
+      await replay(server, org, requests);
+      assert.deepEqual(await differences(server, org, scenario.expected(variant)), []);
+    });
+
+    const requests = JSON.parse(Deno.readTextFileSync(join(dir, "requests.json"))) as {
+      path: string;
+    }[];
+    if (!requests.some((r) => (GRPC_SIGNALS[r.path] ?? r.path) === "/v1/traces")) continue;
+
+    engineTest(
+      `${label}: the run's requests reordered so that traces come first get the same API answers`,
+      async () => {
+        const recorded = await readRecording(dir);
+        await using server = await startTestServer();
+        const inOrder = await server.createOrg("InOrder");
+        const reordered = await server.createOrg("Reordered");
+        await replay(server, inOrder, recorded);
+        await replay(server, reordered, tracesFirst(recorded));
+        const expected = scenario.expected(variant);
+        assert.deepEqual(await differences(server, inOrder, expected), []);
+        assert.deepEqual(await differences(server, reordered, expected), []);
+        assert.deepEqual(await apiAnswers(server, reordered), await apiAnswers(server, inOrder));
+      },
+    );
+  }
+}
+
+Deno.test("every registered scenario has a recording of each variant", () => {
+  const missing = SCENARIOS.flatMap((scenario) =>
+    scenario.variants.filter((variant) =>
+      !existsSync(join(recordingDir(scenario, variant), "requests.json"))
+    ).map((variant) => `${scenario.agent}-${scenario.version}/${variant.name}`)
+  );
+  assert.deepEqual(missing, [], "record them with `deno task agents --agent NAME --record`");
+});
