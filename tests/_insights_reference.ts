@@ -687,11 +687,13 @@ export async function startInsightsEnv(
     });
   let analytics = await open(timeoutMs);
   const errors: unknown[] = [];
+  const cursorSecret = await stores.keys.cursorSecret();
   const app = () =>
     createQueryApp({
       keys: stores.keys,
       reader,
       version: "test",
+      cursorSecret,
       metrics: new ServiceMetrics(),
       readiness: () => Promise.resolve(),
       logError: (error) => {

@@ -55,3 +55,6 @@ ORDER BY created_at, id COLLATE "C";
 
 -- name: insert_actor
 INSERT INTO actors (id, org_id, name, ingest_key_hash, created_at) VALUES (?, ?, ?, ?, ?);
+
+-- name: cursor_secret
+SELECT value FROM installation_secrets WHERE name = 'cursor';

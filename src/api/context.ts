@@ -9,6 +9,8 @@ import type { TelemetryReader } from "../store/stores.ts";
 export interface ApiServices {
   reader: TelemetryReader;
   version: string;
+  /** The installation's cursor secret (key store, never served): keys the HMAC of page cursors. */
+  cursorSecret: Uint8Array;
 }
 
 /** One authenticated request, routed. */

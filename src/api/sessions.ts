@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
 import type { ApiHandler } from "./context.ts";
-import { decodeCursor, filterFingerprint } from "./cursor.ts";
+import { cursorBinding } from "./cursor.ts";
 import { pageEnvelope } from "./pagination.ts";
 import {
   exactParam,
@@ -44,15 +44,15 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
     team: teamParam(url.searchParams),
     domain: query.domain,
   };
-  const fingerprint = filterFingerprint("sessions", filters);
-  const after = query.cursor === undefined ? null : decodeCursor(query.cursor, fingerprint);
+  const cursors = cursorBinding(services.cursorSecret, orgId, "sessions", filters);
+  const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
   const [rows] = await services.reader.read([
     services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
   ]);
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
-    fingerprint,
+    cursors,
     (row) => [Number(row.last_seen), String(row.session_id)],
     sessionObject,
   ));

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
 import type { ApiHandler } from "./context.ts";
-import { decodeCursor, filterFingerprint } from "./cursor.ts";
+import { cursorBinding } from "./cursor.ts";
 import { pageEnvelope } from "./pagination.ts";
 import {
   exactParam,
@@ -68,15 +68,15 @@ const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
     category: query.category,
     outcome: query.outcome,
   };
-  const fingerprint = filterFingerprint("tool-calls", filters);
-  const after = query.cursor === undefined ? null : decodeCursor(query.cursor, fingerprint);
+  const cursors = cursorBinding(services.cursorSecret, orgId, "tool-calls", filters);
+  const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
   const [rows] = await services.reader.read([
     services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
   ]);
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
-    fingerprint,
+    cursors,
     (row) => [Number(row.ts), String(row.id)],
     toolCallObject,
   ));

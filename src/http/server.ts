@@ -52,7 +52,9 @@ export async function startServer(
   const keys = overrides.keys ? overrides.keys(stores.keys) : stores.keys;
   const { reader, writer } = stores;
   let analytics: Analytics;
+  let cursorSecret: Uint8Array;
   try {
+    cursorSecret = await stores.keys.cursorSecret();
     analytics = await openAnalytics({
       path: dataPaths(config.dataDir).analytics,
       source: stores.replicaSource,
@@ -79,6 +81,7 @@ export async function startServer(
     keys,
     reader,
     version: VERSION,
+    cursorSecret,
     metrics,
     readiness,
     logError,

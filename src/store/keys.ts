@@ -174,6 +174,14 @@ export class KeyStore implements KeyStoreApi {
     });
   }
 
+  cursorSecret(): Uint8Array {
+    const row = this.#db.prepare(
+      "SELECT value FROM installation_secrets WHERE name = 'cursor'",
+    ).get() as { value: Uint8Array } | undefined;
+    if (!row) throw new Error("Key store has no cursor secret: keys.db lacks migration 2");
+    return new Uint8Array(row.value);
+  }
+
   #requireOrg(org: string): void {
     if (!this.#db.prepare("SELECT 1 FROM orgs WHERE id = ?").get(org)) {
       throw orgNotFound(org);

@@ -5,6 +5,9 @@
  * @module
  */
 import keysInit from "../../sql/sqlite/keys_0001_init.sql" with { type: "text" };
+import keysInstallationSecret from "../../sql/sqlite/keys_0002_installation_secret.sql" with {
+  type: "text",
+};
 import telemetryInit from "../../sql/sqlite/telemetry_0001_init.sql" with { type: "text" };
 import telemetryRetention from "../../sql/sqlite/telemetry_0002_retention.sql" with {
   type: "text",
@@ -17,6 +20,7 @@ import type { Migration } from "./sqlite.ts";
 /** Migrations of `keys.db`. */
 export const keyStoreMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: keysInit },
+  { version: 2, name: "installation secret", sql: keysInstallationSecret },
 ];
 
 /** Migrations of `telemetry.db`. */

@@ -38,6 +38,11 @@ export interface KeyStoreApi extends KeyVerifier {
   revokeKey(id: string): Awaitable<{ id: string; revoked_at: string }>;
   listKeys(org: string): Awaitable<{ keys: ListedKey[] }>;
   createActor(org: string, name?: string): Awaitable<{ actor_id: string; ingest_key: string }>;
+  /**
+   * The installation's cursor secret (32 bytes, made by a migration, shared
+   * by every node of one store): keys the HMAC of page cursors. Never served.
+   */
+  cursorSecret(): Awaitable<Uint8Array>;
 }
 
 /** The read side of the telemetry store: statements run in one snapshot, under the time limit. */

@@ -57,6 +57,7 @@ const SQL = {
   revokeApiKey: statement("revoke_api_key"),
   listApiKeys: statement("list_api_keys"),
   insertActor: statement("insert_actor"),
+  cursorSecret: statement("cursor_secret"),
 };
 
 /** Connections of one key store: admin commands and key checks are short. */
@@ -187,6 +188,16 @@ export class PgKeyStore implements KeyStoreApi {
       await query(tx, SQL.insertActor, [id, org, name, hash, Date.now()]);
       return { actor_id: id, ingest_key: key };
     });
+  }
+
+  async cursorSecret(): Promise<Uint8Array> {
+    const [row] = await query<{ value: Uint8Array }>(this.#sql, SQL.cursorSecret, []);
+    if (!row) {
+      throw new Error(
+        "Key store has no cursor secret: the installation secret migration is missing",
+      );
+    }
+    return new Uint8Array(row.value);
   }
 
   async #tx<T>(fn: (tx: TransactionSql) => Promise<T>): Promise<T> {

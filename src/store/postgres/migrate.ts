@@ -7,6 +7,9 @@
  * @module
  */
 import init from "../../../sql/postgres/0001_init.sql" with { type: "text" };
+import installationSecret from "../../../sql/postgres/keys_installation_secret.sql" with {
+  type: "text",
+};
 import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
@@ -16,6 +19,7 @@ import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
 /** Migrations of the PostgreSQL store, in order. */
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: init },
+  { version: 2, name: "installation secret", sql: installationSecret },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */
