@@ -27,6 +27,21 @@ const hostPort = z.string().transform((value, ctx) => {
   return { hostname: match[1]!.replace(/^\[|\]$/g, ""), port };
 });
 
+/** A listen address, or `off` for a listener that may be turned off. */
+const hostPortOrOff = z.string().transform((value, ctx) => {
+  if (value.trim().toLowerCase() === "off") return "off" as const;
+  const parsed = hostPort.safeParse(value);
+  if (!parsed.success) {
+    ctx.addIssue({
+      code: "custom",
+      message:
+        `Invalid listen address: "${value}" (expected HOST:PORT with a port from 0 to 65535, or off)`,
+    });
+    return z.NEVER;
+  }
+  return parsed.data;
+});
+
 const positiveInt = (name: string) =>
   z.union([z.string(), z.number()]).transform((value, ctx) => {
     const number = Number(value);
@@ -50,6 +65,7 @@ const rawConfig = z.object({
   database: databaseUrl.optional(),
   listen: hostPort.optional(),
   ingestListen: hostPort.optional(),
+  grpcListen: hostPortOrOff.optional(),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
   queryTimeoutMs: positiveInt("query timeout").default(30000),
@@ -83,6 +99,8 @@ export interface ServeConfig {
   database: string | null;
   listen: ListenAddress;
   ingestListen: ListenAddress;
+  /** The OTLP/gRPC listener, or null when turned off (`--grpc-listen off`). */
+  grpcListen: ListenAddress | null;
   tls: { cert: string; key: string } | null;
   queryTimeoutMs: number;
   ingestMaxBytes: number;
@@ -103,6 +121,7 @@ const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   database: "AGENT_TELEMETRY_DATABASE_URL",
   listen: "AGENT_TELEMETRY_LISTEN",
   ingestListen: "AGENT_TELEMETRY_INGEST_LISTEN",
+  grpcListen: "AGENT_TELEMETRY_GRPC_LISTEN",
   tlsCert: "AGENT_TELEMETRY_TLS_CERT",
   tlsKey: "AGENT_TELEMETRY_TLS_KEY",
   queryTimeoutMs: "AGENT_TELEMETRY_QUERY_TIMEOUT_MS",
@@ -154,6 +173,9 @@ export function resolveServeConfig(
     database: raw.database ?? null,
     listen: raw.listen ?? { hostname: defaultHost, port: tls ? 443 : 8080 },
     ingestListen: raw.ingestListen ?? { hostname: defaultHost, port: 4318 },
+    grpcListen: raw.grpcListen === "off"
+      ? null
+      : raw.grpcListen ?? { hostname: defaultHost, port: 4317 },
     tls,
     queryTimeoutMs: raw.queryTimeoutMs,
     ingestMaxBytes: raw.ingestMaxBytes,

@@ -73,6 +73,8 @@ export interface TestServer extends AsyncDisposable {
   server: RunningServer;
   queryUrl: string;
   ingestUrl: string;
+  /** The OTLP/gRPC listener (`http://127.0.0.1:<port>`, h2c), or null when turned off. */
+  grpcUrl: string | null;
   /** GET on the query API with an optional Bearer key. */
   get(path: string, key?: string, init?: RequestInit): Promise<Response>;
   /** GET returning status and parsed JSON body. */
@@ -103,6 +105,7 @@ export async function startTestServer(
     data: dir,
     listen: "127.0.0.1:0",
     ingestListen: "127.0.0.1:0",
+    grpcListen: "127.0.0.1:0",
     logLevel: "error",
     ...(database === null ? {} : { database }),
     ...options.flags,
@@ -133,6 +136,7 @@ export async function startTestServer(
     server,
     queryUrl: server.queryUrl,
     ingestUrl: server.ingestUrl,
+    grpcUrl: server.grpcUrl,
     get,
     async getJson(path, key) {
       const response = await get(path, key);
@@ -241,6 +245,8 @@ export function serveArgs(dir: string, ...extra: string[]): string[] {
     "--listen",
     "127.0.0.1:0",
     "--ingest-listen",
+    "127.0.0.1:0",
+    "--grpc-listen",
     "127.0.0.1:0",
     ...extra,
   ];

@@ -17,7 +17,7 @@ import { parseFlags, printResult, UsageError } from "./usage.ts";
 const USAGE = `Usage: agent-telemetry <command> [flags]
 
 Commands:
-  serve [--listen H:P] [--ingest-listen H:P] [--tls-cert F --tls-key F]
+  serve [--listen H:P] [--ingest-listen H:P] [--grpc-listen H:P|off] [--tls-cert F --tls-key F]
         [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
   demo [--actors N] [--days D] [serve flags]
 ${adminCommandNames.map((name) => `  ${name}`).join("\n")}

@@ -13,6 +13,7 @@ import type { KeyVerifier } from "../store/stores.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import type { RetentionResult } from "../store/retention.ts";
 import { VERSION } from "../version.ts";
+import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";
 import { ServiceMetrics } from "./metrics.ts";
 import { createQueryApp } from "./query_app.ts";
@@ -22,6 +23,8 @@ import type { Route } from "./router.ts";
 export interface RunningServer {
   queryUrl: string;
   ingestUrl: string;
+  /** The OTLP/gRPC listener's `http://` (h2c) or `https://` URL; null when turned off. */
+  grpcUrl: string | null;
   /** Runs one retention pass now (it also runs in the background). */
   runRetention(): Promise<RetentionResult>;
   /** Stops accepting, finishes in-flight requests, closes the stores. */
@@ -96,6 +99,7 @@ export async function startServer(
     logError,
   });
   const listeners: Deno.HttpServer<Deno.NetAddr>[] = [];
+  let grpcListener: GrpcListener | null = null;
   let retentionTimer: ReturnType<typeof setTimeout> | undefined;
   let retentionRun: Promise<RetentionResult> | null = null;
   const runRetention = () =>
@@ -118,7 +122,10 @@ export async function startServer(
   };
   const closeAll = async () => {
     clearTimeout(retentionTimer);
-    await Promise.all(listeners.map((server) => server.shutdown()));
+    await Promise.all([
+      ...listeners.map((server) => server.shutdown()),
+      grpcListener?.close(),
+    ]);
     await retentionRun?.catch(() => {});
     await analytics.close();
     await stores.close();
@@ -136,6 +143,15 @@ export async function startServer(
       listeners.push(server);
       urls.push(url);
     }
+    if (config.grpcListen) {
+      grpcListener = await startGrpcListener(config.grpcListen, config.tls, {
+        keys,
+        writer,
+        maxBytes: config.ingestMaxBytes,
+        metrics,
+        logError,
+      });
+    }
   } catch (error) {
     await closeAll();
     throw error;
@@ -146,11 +162,19 @@ export async function startServer(
   }
   if (!overrides.quiet) {
     announce(`query API listening on ${queryUrl}`);
+    // Before the OTLP/HTTP line, which scripts wait for as the last one.
+    if (grpcListener) announce(`OTLP/gRPC ingest listening on ${grpcListener.url}`);
     announce(`OTLP ingest listening on ${ingestUrl}`);
   }
   if (writer) scheduleRetention(RETENTION_FIRST_MS);
   let closing: Promise<void> | null = null;
-  return { queryUrl, ingestUrl, runRetention, close: () => closing ??= closeAll() };
+  return {
+    queryUrl,
+    ingestUrl,
+    grpcUrl: grpcListener?.url ?? null,
+    runRetention,
+    close: () => closing ??= closeAll(),
+  };
 }
 
 async function listen(
