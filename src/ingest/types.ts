@@ -128,6 +128,8 @@ export interface DecisionEvent extends EventBase {
   decisionSource?: string;
   /** True when the decision denies the call (reject, denied, abort, …). */
   rejects: boolean;
+  /** The model the agent reported with the decision (Codex); kept on a rejected call. */
+  model?: string;
   arguments?: string;
   promptId?: string;
   source: "otlp_logs" | "otlp_traces";

@@ -5,6 +5,14 @@
  * → model call, `codex.conversation_starts` → the session's provider. The
  * session is `conversation.id`. Fields written with `%` arrive as strings
  * (`duration_ms`, `success`, `input_token_count`), others as ints.
+ *
+ * What Codex 0.169.0 really sends (`tests/fixtures/agents/real/codex-0.169.0/`)
+ * decides three rules here: a command its exec policy refused is a failed
+ * result whose output reads `exec_command failed: CreateProcess { message:
+ * "Rejected(…)" }` with no decision event (→ rejected by config); a command
+ * that exited non-zero is `success=true` with `Process exited with code N`
+ * (or `Exit code: N` for `apply_patch`) in the output's header (→ error); and
+ * decisions and their sources arrive as Rust variant names (`Config`).
  */
 
 import type { DecisionEvent, MapResult, OtlpRecord, SessionInfoEvent } from "../types.ts";
@@ -57,13 +65,21 @@ function toolResult(record: OtlpRecord): MapResult {
   const output = text(a["output"]);
   call.result = output;
   call.resultSizeBytes = output === undefined ? null : utf8Length(output);
-  if (bool(a["success"]) === false) {
+  const success = bool(a["success"]);
+  call.durationMs = wholeMs(num(a["duration_ms"]));
+  if (success === false && output !== undefined && isPolicyRejection(output)) {
+    // The tool never ran: Codex's own policy refused it (DESIGN §4).
+    call.outcome = "rejected";
+    call.decision = "reject";
+    call.decisionSource = "config";
+    call.durationMs = null;
+    call.resultSizeBytes = null;
+  } else if (success === false || (output !== undefined && nonZeroExit(output))) {
     call.outcome = "error";
     // A failed result's error message is its output (DESIGN §6).
     call.errorMessage = output !== undefined && output !== "" ? output : str(a["error.message"]);
     call.errorType = str(a["error.type"]) ?? str(a["error_type"]);
   }
-  call.durationMs = wholeMs(num(a["duration_ms"]));
   call.arguments = jsonText(a["arguments"]);
   const callId = str(a["call_id"]);
   call.toolCallId = callId;
@@ -88,8 +104,10 @@ function toolDecision(record: OtlpRecord): MapResult {
   const basics = toolEventBasics(record, "conversation.id", "tool_name");
   if ("status" in basics) return basics;
   const { sessionId, toolName, time } = basics;
-  const decision = str(a["decision"]);
-  if (decision === undefined) return ignored;
+  const reported = str(a["decision"]);
+  if (reported === undefined) return ignored;
+  const decision = variantName(reported);
+  const decisionSource = optionalVariantName(str(a["source"]));
 
   const ctx = recordContext(record, true);
   const rejects = decisionRejects(decision);
@@ -111,7 +129,7 @@ function toolDecision(record: OtlpRecord): MapResult {
       "rejected",
     );
     call.decision = decision;
-    call.decisionSource = str(a["source"]);
+    call.decisionSource = decisionSource;
     call.model = str(a["model"]);
     return mapped(call);
   }
@@ -129,8 +147,9 @@ function toolDecision(record: OtlpRecord): MapResult {
     toolCallId: callId,
     toolUseId: undefined,
     decision,
-    decisionSource: str(a["source"]),
+    decisionSource,
     rejects,
+    model: str(a["model"]),
     arguments: undefined,
     promptId: undefined,
     source: ctx.source,
@@ -190,4 +209,42 @@ function conversationStarts(record: OtlpRecord): MapResult {
     providerName,
   };
   return mapped(event);
+}
+
+/**
+ * Whether a failed result's output is Codex refusing the command before it
+ * ran: an exec-policy `forbidden` rule, or a `prompt` rule (or sandbox
+ * escalation) under an approval policy that cannot ask. Codex reports these
+ * as `<tool> failed: CreateProcess { message: "Rejected(…)" }`.
+ */
+function isPolicyRejection(output: string): boolean {
+  const marker = ' failed: CreateProcess { message: "Rejected(';
+  const at = output.indexOf(marker);
+  return at > 0 && at <= 64 && !/\s/.test(output.slice(0, at));
+}
+
+/**
+ * Whether a shell-like result reports a non-zero exit code in its header,
+ * the lines before `Output:` (`Process exited with code N` for
+ * `exec_command`, `Exit code: N` for `apply_patch`). Only the header is read,
+ * so a command that prints such a line itself does not count.
+ */
+function nonZeroExit(output: string): boolean {
+  const end = output.indexOf("\nOutput:\n");
+  if (end < 0) return false;
+  const header = /^(?:Process exited with code|Exit code:) (-?\d+)$/m.exec(output.slice(0, end));
+  return header !== null && Number(header[1]) !== 0;
+}
+
+/**
+ * A decision or source in the API's lower-case words: Codex writes some as
+ * Rust variant names (`Config`, `AutomatedReviewer` → `config`,
+ * `automated_reviewer`); snake_case values pass unchanged.
+ */
+function variantName(value: string): string {
+  return value.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
+function optionalVariantName(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : variantName(value);
 }
