@@ -7,8 +7,10 @@
  */
 import type { AgentScenario } from "./_scenario.ts";
 import { claudeCode } from "./claude_code.ts";
+import { codexScenario } from "./codex.ts";
 
 /** Every registered scenario. */
 export const SCENARIOS: AgentScenario[] = [
   claudeCode,
+  codexScenario,
 ];
