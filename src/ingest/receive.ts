@@ -5,6 +5,7 @@
  * @module
  */
 import { type MappedAgent, mapperOf, mapRecord } from "./agents/mod.ts";
+import { mapWithinLimits } from "./limits.ts";
 import { decodeExport, type Encoding, type Signal } from "./otlp/mod.ts";
 import type { OtlpRecord, TelemetryEvent } from "./types.ts";
 
@@ -61,7 +62,7 @@ export function receiveExport(
     else unmapped.set(key, { agent, reason, eventName: record.eventName, count: 1 });
   };
   for (const record of records) {
-    const result = mapRecord(record);
+    const result = mapWithinLimits(record, mapRecord);
     if (result.status === "mapped") {
       for (const event of result.events) received.events.push(event);
     } else if (result.status === "ignored") {

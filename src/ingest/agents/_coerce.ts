@@ -4,8 +4,10 @@
  * Code sent `"true"` and `"42"` through at least v2.1.88), so every read goes
  * through one of these functions. They are called for every attribute of
  * every record: no regular expressions, no allocation on the common path.
+ * Numbers out of range throw `OutOfRangeError` (see `../limits.ts`).
  */
 
+import { MAX_INTEGER, OutOfRangeError } from "../limits.ts";
 import type { Attributes, AttributeValue } from "../types.ts";
 
 /**
@@ -33,25 +35,42 @@ export function firstStr(
 /**
  * The attribute as a finite number, or undefined. Numeric strings (`"42"`,
  * `" 1.5 "`) are parsed; empty strings, booleans and other text are not
- * numbers.
+ * numbers. A number that is not finite (NaN, ±Infinity, `"1e999"`) is out of
+ * range: throws {@link OutOfRangeError}, which rejects the record.
  */
 export function num(value: AttributeValue | undefined): number | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? value : undefined;
+  if (typeof value === "number") {
+    if (Number.isFinite(value)) return value;
+    throw new OutOfRangeError(`A number out of range: ${value}`);
+  }
   if (typeof value === "string") {
     if (value.length === 0) return undefined;
     const n = Number(value);
-    // Number("  ") is 0: only accept strings with a digit in them.
-    if (!Number.isFinite(n) || (n === 0 && !hasDigit(value))) return undefined;
-    return n;
+    if (Number.isFinite(n)) {
+      // Number("  ") is 0: only accept strings with a digit in them.
+      return n === 0 && !hasDigit(value) ? undefined : n;
+    }
+    if (n === Infinity || n === -Infinity) {
+      throw new OutOfRangeError(`A number out of range: ${value.slice(0, 40)}`);
+    }
+    return undefined;
   }
   return undefined;
 }
 
-/** The attribute as a non-negative integer count (rounded), or undefined. */
+/**
+ * The attribute as an integer count (rounded), or undefined. A count below 0
+ * or above 2^53−1 (tokens, sizes) is out of range: throws
+ * {@link OutOfRangeError}, which rejects the record.
+ */
 export function count(value: AttributeValue | undefined): number | undefined {
   const n = num(value);
   if (n === undefined) return undefined;
-  return n <= 0 ? 0 : Math.round(n);
+  const whole = Math.round(n);
+  if (whole < 0 || whole > MAX_INTEGER) {
+    throw new OutOfRangeError(`A count out of range: ${n} (0 to 2^53-1 accepted)`);
+  }
+  return whole === 0 ? 0 : whole;
 }
 
 /**

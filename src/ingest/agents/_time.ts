@@ -3,8 +3,11 @@
  * present and parsable, else the record's `timeUnixNano`, else its
  * `observedTimeUnixNano` (a time of 0 is absent; the decoder gives null).
  * Spans carry no `event.timestamp`; their start time is the call's time.
+ * Every time a record carries must be in range (`../limits.ts`), or it is
+ * rejected: one that could not become a JavaScript Date would break reads.
  */
 
+import { checkTimeMs, checkTimeNs } from "../limits.ts";
 import type { OtlpRecord } from "../types.ts";
 
 /** When an event happened, as the mappers need it. */
@@ -20,13 +23,21 @@ export interface EventTime {
   ns: string;
 }
 
-/** The record's time, or undefined when it has none that parses. */
+/**
+ * The record's time, or undefined when it has none that parses.
+ *
+ * @throws {OutOfRangeError} when one of its times is out of range
+ */
 export function eventTime(record: OtlpRecord): EventTime | undefined {
+  const spans = record.signal === "traces";
+  checkTimeNs(record.timeUnixNano, spans ? "startTimeUnixNano" : "timeUnixNano");
+  checkTimeNs(record.observedTimeUnixNano, spans ? "endTimeUnixNano" : "observedTimeUnixNano");
   const own = record.timeUnixNano ?? record.observedTimeUnixNano;
   const stamp = record.attributes["event.timestamp"];
   if (typeof stamp === "string" && stamp.length >= 10) {
     const ms = Date.parse(stamp);
     if (Number.isFinite(ms)) {
+      checkTimeMs(ms, "event.timestamp");
       const whole = Math.floor(ms);
       return { ms: whole, ns: own !== null ? own.toString() : `${whole}000000` };
     }

@@ -1,4 +1,5 @@
 import type { Attributes, AttributeValue, OtlpRecord } from "../types.ts";
+import { TIME_MAX_NS, TIME_NOT_FIXED64 } from "../limits.ts";
 import { OtlpDecodeError } from "./_errors.ts";
 import { hexOf, idHexOf } from "./_hex.ts";
 import { eventNameOf, MAX_VALUE_DEPTH, setAttribute } from "./_record.ts";
@@ -13,6 +14,10 @@ const DECIMAL_INTEGER = /^-?[0-9]+$/;
 const UNSIGNED_INTEGER = /^[0-9]+$/;
 const HEX = /^[0-9a-fA-F]*$/;
 const ALL_ZERO = /^0*$/;
+/** Digits of the largest fixed64, 18446744073709551615. */
+const FIXED64_DIGITS = 20;
+/** Integers above this double are certainly above 2^64−1. */
+const MAX_FIXED64_NUMBER = 2 ** 64;
 const STATUS_CODES: Record<string, number> = {
   STATUS_CODE_UNSET: 0,
   STATUS_CODE_OK: 1,
@@ -210,9 +215,12 @@ function intOf(value: unknown): number | string {
     if (Number.isInteger(value)) return value;
   } else if (typeof value === "string" && DECIMAL_INTEGER.test(value)) {
     const number = Number(value);
-    return Number.isSafeInteger(number) ? number : BigInt(value).toString();
+    if (Number.isSafeInteger(number)) return number;
+    // Past int64's 20 characters the text stays as sent (no quadratic bigint
+    // parse); the mapper finds it out of range.
+    return value.length <= 20 ? BigInt(value).toString() : value;
   }
-  throw shapeError(`"intValue" is not an integer: ${JSON.stringify(value)}`);
+  throw shapeError(`"intValue" is not an integer: ${preview(value)}`);
 }
 
 function doubleOf(value: unknown): number {
@@ -224,14 +232,34 @@ function doubleOf(value: unknown): number {
   throw shapeError(`"doubleValue" is not a number: ${JSON.stringify(value)}`);
 }
 
-/** A fixed64 nanosecond time, sent as a decimal string or a number; null when absent or 0. */
+/**
+ * A fixed64 nanosecond time, sent as a decimal string or a number; null when
+ * absent or 0. A larger integer is read as TIME_NOT_FIXED64, which rejects
+ * its record (not the export), without a bigint of a text of any length.
+ */
 function timeOf(value: unknown): bigint | null {
   if (value == null) return null;
   let time: bigint;
-  if (typeof value === "string" && UNSIGNED_INTEGER.test(value)) time = BigInt(value);
-  else if (typeof value === "number" && Number.isInteger(value) && value >= 0) time = BigInt(value);
-  else throw shapeError(`a time is not a non-negative integer: ${JSON.stringify(value)}`);
+  if (typeof value === "string" && UNSIGNED_INTEGER.test(value)) {
+    time = value.length <= FIXED64_DIGITS ? BigInt(value) : bigDecimal(value);
+  } else if (typeof value === "number" && Number.isInteger(value) && value >= 0) {
+    time = value <= MAX_FIXED64_NUMBER ? BigInt(value) : TIME_NOT_FIXED64;
+  } else throw shapeError(`a time is not a non-negative integer: ${preview(value)}`);
+  if (time > TIME_MAX_NS) return TIME_NOT_FIXED64;
   return time === 0n ? null : time;
+}
+
+/** A decimal text longer than any fixed64: its value when leading zeros hid a small one. */
+function bigDecimal(digits: string): bigint {
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 0x30) i++;
+  return digits.length - i <= FIXED64_DIGITS ? BigInt(digits.slice(i)) : TIME_NOT_FIXED64;
+}
+
+/** A value for an error message: at most 40 characters of its JSON. */
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
 /** A trace or span id: hex per OTLP/JSON (base64 tolerated); `""` when absent or all zero. */
