@@ -63,6 +63,10 @@ Deno.test("the disk cap deletes the oldest days first until the store fits", asy
   } finally {
     db.close();
   }
+  // The freed pages went back to the file system: the file itself shrank to the cap.
+  const fileBytes = Deno.statSync(`${server.dir}/telemetry.db`).size;
+  assert.ok(fileBytes <= 1_500_000, `telemetry.db is ${fileBytes} bytes`);
+  assert.ok(result.reclaimedBytes >= 1_000_000, `reclaimed ${result.reclaimedBytes} bytes`);
   const sessions = await server.getJson("/v1/sessions?limit=500", org.apiKey);
   const days = sessions.body.data.map((s: { session_id: string }) => Number(s.session_id.slice(4)));
   assert.ok(days.length > 0 && days.length < 30);

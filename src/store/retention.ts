@@ -76,7 +76,8 @@ export class Retention {
       if (deleted === 0) break;
     }
     if (total.toolCalls + total.modelCalls > 0) {
-      this.#db.exec("PRAGMA incremental_vacuum");
+      // Each step of this pragma frees one page: step it to the end (`exec` steps once).
+      this.#db.prepare("PRAGMA incremental_vacuum").all();
       this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       total.reclaimedBytes = Math.max(0, before - this.#fileBytes());
     }
