@@ -9,3 +9,49 @@
 export class UserInputError extends Error {
   override name = "UserInputError";
 }
+
+/** Why a store refused a write it may take later. */
+export type UnavailableReason = "busy" | "full" | "readOnly" | "io" | "unreachable";
+
+const UNAVAILABLE_MESSAGES: Record<UnavailableReason, string> = {
+  busy: "the store is busy; retry later",
+  full: "the store is out of disk space; retry later",
+  readOnly: "the store cannot be written; retry later",
+  io: "the store had an I/O error; retry later",
+  unreachable: "the store is unreachable; retry later",
+};
+
+/** Seconds a client waits before retrying, by reason: a full disk is not freed in one second. */
+const RETRY_AFTER_SECONDS: Record<UnavailableReason, number> = {
+  busy: 1,
+  full: 30,
+  readOnly: 30,
+  io: 10,
+  unreachable: 5,
+};
+
+/**
+ * A store refused a write for a reason that passes (a lock, a full disk, a
+ * file or database made read-only, a lost connection): nothing was stored, and
+ * the same request may succeed later. Engines raise it instead of their own
+ * error codes, so that the listeners answer `503` with `Retry-After` without
+ * knowing the engine (STYLE.md, "Layers").
+ */
+export class StoreUnavailableError extends Error {
+  override name = "StoreUnavailableError";
+  /** Seconds to send as `Retry-After`. */
+  readonly retryAfterSeconds: number;
+  /** The engine's own error text, for logs and `/readyz` (never sent to exporters). */
+  readonly detail: string;
+
+  constructor(readonly reason: UnavailableReason, detail: string) {
+    super(UNAVAILABLE_MESSAGES[reason]);
+    this.retryAfterSeconds = RETRY_AFTER_SECONDS[reason];
+    this.detail = detail;
+  }
+
+  /** Whether the store stays unwritable until something outside changes (space, permissions). */
+  get lasting(): boolean {
+    return this.reason === "full" || this.reason === "readOnly" || this.reason === "io";
+  }
+}

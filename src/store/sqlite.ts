@@ -6,7 +6,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { UserInputError } from "../errors.ts";
+import { StoreUnavailableError, type UnavailableReason, UserInputError } from "../errors.ts";
 
 /** A numbered schema step, applied once, in order. */
 export interface Migration {
@@ -87,4 +87,38 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[]): num
     db.exec(`PRAGMA user_version = ${last.version}`);
   });
   return last.version;
+}
+
+/** SQLite's primary result codes that mean "not now", by reason. */
+const UNAVAILABLE_CODES: Record<number, UnavailableReason> = {
+  5: "busy", // SQLITE_BUSY
+  6: "busy", // SQLITE_LOCKED
+  8: "readOnly", // SQLITE_READONLY
+  10: "io", // SQLITE_IOERR
+  13: "full", // SQLITE_FULL
+};
+
+/** SQLite's own texts of those codes, for errors without `errcode` (`exec`: BEGIN, COMMIT). */
+const UNAVAILABLE_TEXTS: [RegExp, UnavailableReason][] = [
+  [/^database (table )?is locked/, "busy"],
+  [/^database or disk is full/, "full"],
+  [/^attempt to write a readonly database/, "readOnly"],
+  [/^disk I\/O error/, "io"],
+];
+
+/**
+ * The neutral {@link StoreUnavailableError} for a SQLite failure that passes
+ * (busy, locked, full, read-only, I/O error), including extended codes;
+ * null for any other error. Nothing of a failed transaction was stored.
+ */
+export function sqliteUnavailable(
+  error: { errcode?: unknown; message?: unknown } | null | undefined,
+): StoreUnavailableError | null {
+  if (error instanceof StoreUnavailableError) return error;
+  const message = typeof error?.message === "string" ? error.message : "";
+  const code = error?.errcode;
+  let reason: UnavailableReason | undefined;
+  if (typeof code === "number") reason = UNAVAILABLE_CODES[code & 0xff];
+  reason ??= UNAVAILABLE_TEXTS.find(([pattern]) => pattern.test(message))?.[1];
+  return reason === undefined ? null : new StoreUnavailableError(reason, message);
 }

@@ -7,6 +7,8 @@
 import type { TelemetryWriterApi } from "./stores.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import { log } from "../log.ts";
+import { sqliteUnavailable } from "./sqlite.ts";
+import { WriteOutage } from "./write_outage.ts";
 import type { RetentionOptions, RetentionResult } from "./retention.ts";
 import type { IngestSummary, Sender } from "./telemetry_writer.ts";
 import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
@@ -28,6 +30,8 @@ export class WriterError extends Error {
 export class WriterThread implements TelemetryWriterApi {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
+  readonly #outage = new WriteOutage();
+  #path = "";
   #nextId = 1;
   #lastSeq = 0;
   #closed: Promise<void> | null = null;
@@ -52,6 +56,7 @@ export class WriterThread implements TelemetryWriterApi {
     options: { redactSecrets: boolean; retention: RetentionOptions },
   ): Promise<WriterThread> {
     const thread = new WriterThread();
+    thread.#path = path;
     await thread.#call({ op: "open", path, ...options });
     return thread;
   }
@@ -61,14 +66,25 @@ export class WriterThread implements TelemetryWriterApi {
     return this.#lastSeq;
   }
 
-  /** Stores the events of one export request in one transaction. */
+  /**
+   * Stores the events of one export request in one transaction. A refusal
+   * that passes (busy, full, read-only) rejects with `StoreUnavailableError`.
+   */
   ingest(sender: Sender, events: TelemetryEvent[]): Promise<IngestSummary> {
-    return this.#call({ op: "ingest", sender, events }) as Promise<IngestSummary>;
+    return this.#outage.track(
+      this.#call({ op: "ingest", sender, events }) as Promise<IngestSummary>,
+    );
   }
 
-  /** Rejects unless the store takes a write transaction. */
+  /**
+   * Rejects unless the store takes a write transaction; after writes were
+   * refused for lack of space or permission, unless a real write goes through.
+   */
   async probe(): Promise<void> {
-    await this.#call({ op: "probe" });
+    await this.#outage.probe(
+      async () => void await this.#call({ op: "probe" }),
+      async () => void await this.#call({ op: "probe", write: true, path: this.#path }),
+    );
   }
 
   /** One retention pass. */
@@ -101,7 +117,8 @@ export class WriterThread implements TelemetryWriterApi {
       this.#lastSeq = response.seq;
       pending.resolve(response.value);
     } else {
-      pending.reject(new WriterError(response.message, response.errcode));
+      const error = new WriterError(response.message, response.errcode);
+      pending.reject(sqliteUnavailable(error) ?? error);
     }
   }
 }

@@ -16,7 +16,8 @@ import { type Sender, TelemetryWriter } from "./telemetry_writer.ts";
 export type WriterRequest =
   | { id: number; op: "open"; path: string; redactSecrets: boolean; retention: RetentionOptions }
   | { id: number; op: "ingest"; sender: Sender; events: TelemetryEvent[] }
-  | { id: number; op: "probe" }
+  | { id: number; op: "probe"; write?: false }
+  | { id: number; op: "probe"; write: true; path: string }
   | { id: number; op: "retention"; now: number }
   | { id: number; op: "close" };
 
@@ -43,6 +44,10 @@ async function handle(request: WriterRequest): Promise<unknown> {
     case "ingest":
       return writer!.ingest(request.sender, request.events);
     case "probe":
+      if (request.write) {
+        probeFreeSpace(request.path);
+        return writer!.probeWrite();
+      }
       return writer!.probe();
     case "retention":
       return await retention!.run(request.now);
@@ -56,6 +61,37 @@ async function handle(request: WriterRequest): Promise<unknown> {
         db.close();
       }
       return null;
+  }
+}
+
+/**
+ * Room the disk must have before readiness returns after a full disk: SQLite
+ * reuses the WAL space a failed transaction took, so a one-page write alone
+ * would say "ready" while the next export fails again.
+ */
+const FREE_SPACE_PROBE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Writes and removes a scratch file of {@link FREE_SPACE_PROBE_BYTES} beside
+ * `telemetry.db`; fails with SQLite's code for a full disk (13) or a
+ * read-only one (8), so that the main thread classifies it as SQLite's own.
+ */
+function probeFreeSpace(databasePath: string): void {
+  const scratch = `${databasePath}.space-probe`;
+  try {
+    Deno.writeFileSync(scratch, new Uint8Array(FREE_SPACE_PROBE_BYTES), { mode: 0o600 });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const full = /os error 28\b|no space/i.test(message);
+    throw Object.assign(new Error(`Free space probe failed: ${message}`), {
+      errcode: full ? 13 : 8,
+    });
+  } finally {
+    try {
+      Deno.removeSync(scratch);
+    } catch {
+      // Never created, or already gone.
+    }
   }
 }
 

@@ -8,6 +8,7 @@
  * @module
  */
 import postgres from "postgres";
+import { StoreUnavailableError, type UnavailableReason } from "../../errors.ts";
 
 /** A pool of connections (or, inside `begin`, one transaction's connection). */
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -91,4 +92,28 @@ export function isUnavailable(error: unknown): boolean {
   return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|CONNECT_TIMEOUT|CONNECTION_|08|57P0)/.test(
     code,
   );
+}
+
+/** SQLSTATEs of a write refused for a reason that passes, by reason. */
+const UNAVAILABLE_STATES: Record<string, UnavailableReason> = {
+  "53100": "full", // disk_full
+  "53200": "busy", // out_of_memory
+  "53300": "busy", // too_many_connections
+  "25006": "readOnly", // read_only_sql_transaction: a standby, or a database made read-only
+  "58030": "io", // io_error
+};
+
+/**
+ * The neutral {@link StoreUnavailableError} for a PostgreSQL failure that
+ * passes (out of reach, a deadlock past the retries, disk full, read-only),
+ * or null for any other error. Nothing of the failed transaction was stored.
+ */
+export function pgUnavailable(error: unknown): StoreUnavailableError | null {
+  if (error instanceof StoreUnavailableError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const detail = error instanceof Error ? error.message : String(error);
+  if (isUnavailable(error)) return new StoreUnavailableError("unreachable", detail);
+  if (isRetryable(error)) return new StoreUnavailableError("busy", detail);
+  const reason = typeof code === "string" ? UNAVAILABLE_STATES[code] : undefined;
+  return reason === undefined ? null : new StoreUnavailableError(reason, detail);
 }

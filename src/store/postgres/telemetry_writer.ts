@@ -21,7 +21,7 @@ import {
 } from "../ingest_batch.ts";
 import type { RetentionOptions, RetentionResult } from "../retention.ts";
 import type { TelemetryWriterApi } from "../stores.ts";
-import type { PgParam, Sql, TransactionSql } from "./client.ts";
+import { type PgParam, pgUnavailable, type Sql, type TransactionSql } from "./client.ts";
 import {
   type BatchReads,
   batchReads,
@@ -33,6 +33,7 @@ import {
 } from "./_ingest_plan.ts";
 import { PgRetention } from "./retention.ts";
 import { lockSessions, reserveSeqs, run, withRetries } from "./_write_tx.ts";
+import { WriteOutage } from "../write_outage.ts";
 
 /** Options of {@link PgTelemetryWriter}. */
 export interface PgWriterOptions {
@@ -53,6 +54,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
   readonly #options: PgWriterOptions;
   readonly #retention: PgRetention;
   readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #outage = new WriteOutage();
   #closed = false;
   #lastSeq = 0;
 
@@ -67,21 +69,40 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     return Math.max(this.#lastSeq, this.#retention.lastSeq);
   }
 
-  /** Stores every event of one export request, all or nothing. */
+  /**
+   * Stores every event of one export request, all or nothing. A refusal that
+   * passes (out of reach, disk full, read-only) rejects with `StoreUnavailableError`.
+   */
   ingest(sender: Sender, events: readonly TelemetryEvent[]): Promise<IngestSummary> {
-    return this.#track(async () => {
+    return this.#outage.track(this.#track(async () => {
       if (events.length === 0) return { toolCalls: 0, modelCalls: 0 };
       const ids = eventRowIds(sender, events);
       const reads = batchReads(events, ids);
-      return await this.#transaction((tx) => this.#ingestIn(tx, sender, events, ids, reads));
-    });
+      try {
+        return await this.#transaction((tx) => this.#ingestIn(tx, sender, events, ids, reads));
+      } catch (error) {
+        throw pgUnavailable(error) ?? error;
+      }
+    }));
   }
 
-  /** Rejects unless the database takes a write transaction (a standby refuses one). */
+  /**
+   * Rejects unless the database takes a write transaction (a standby refuses
+   * one); after writes were refused, unless a real write goes through.
+   */
   probe(): Promise<void> {
-    return this.#track(async () => {
-      await this.#sql.begin("read write", (tx) => run(tx, "probe", []));
-    });
+    return this.#track(() =>
+      this.#outage.probe(
+        async () => void await this.#sql.begin("read write", (tx) => run(tx, "probe", [])),
+        async () => {
+          try {
+            await this.#sql.begin((tx) => run(tx, "probe_write", []));
+          } catch (error) {
+            throw pgUnavailable(error) ?? error;
+          }
+        },
+      )
+    );
   }
 
   /** One retention pass by age (`maxDiskBytes` does not apply: nothing is reclaimed here). */
