@@ -70,7 +70,8 @@ export async function compareRun(
         }
       }
       if (wantCall.flags !== undefined) {
-        const id = full.tool_call_id ?? full.tool_use_id;
+        // A flag names the agent's call id, else the call's row id (Gemini CLI sends no call id).
+        const id = full.tool_call_id ?? full.tool_use_id ?? full.id;
         const kinds = flags.filter((f) => f.tool_call_id === id).map((f) => String(f.flag)).sort();
         const wanted = [...new Set(wantCall.flags)].sort();
         const got = [...new Set(kinds)];

@@ -5,9 +5,16 @@
  * booleans, no call id, no provider and no cost; its resource
  * `service.version` is the Node version, so only `app.version` counts as the
  * agent version. The log body is prose; the name comes from `event.name`.
+ *
+ * What Gemini CLI 0.61.0 really sends (`tests/fixtures/agents/real/gemini-cli-0.61.0/`)
+ * decides two rules here: a call the user's policy denied arrives with
+ * `decision` null, `success=false` and `error_type=policy_violation` (→
+ * rejected by config); a shell command that exited non-zero arrives with
+ * `success=true` and `metadata` `{"exitCode":N,"isError":true}` (→ error).
+ * Gemini sends that `metadata` only with `logPrompts` on.
  */
 
-import type { MapResult, OtlpRecord } from "../types.ts";
+import type { AttributeValue, MapResult, OtlpRecord } from "../types.ts";
 import {
   callIdentity,
   eventBasics,
@@ -53,16 +60,26 @@ function toolCall(record: OtlpRecord): MapResult {
   const toolType = str(a["tool_type"]) === "mcp" || isMcpName(toolName) ? "mcp" : "builtin";
   const call = newToolCall(recordContext(record, false), sessionId, time.ms, toolName, toolType);
   const decision = str(a["decision"]);
+  const errorType = str(a["error_type"]) ?? str(a["error.type"]);
   call.decision = decision;
   if (decision !== undefined && decisionRejects(decision)) {
     call.outcome = "rejected";
+  } else if (decision === undefined && errorType === POLICY_VIOLATION) {
+    // The tool never ran: the user's or admin's policy (or a hook) denied it (DESIGN §4).
+    call.outcome = "rejected";
+    call.decision = "reject";
+    call.decisionSource = "config";
   } else {
-    const errorText = str(a["error"]);
+    const errorText = str(a["error"]) ?? str(a["error.message"]);
     const success = bool(a["success"]);
+    const failure = commandFailure(a["metadata"]);
     if (success === false || (success === undefined && errorText !== undefined)) {
       call.outcome = "error";
       call.errorMessage = errorText;
-      call.errorType = str(a["error_type"]);
+      call.errorType = errorType;
+    } else if (failure !== undefined) {
+      call.outcome = "error";
+      call.errorMessage = failure;
     }
     call.durationMs = wholeMs(num(a["duration_ms"]));
     call.resultSizeBytes = count(a["content_length"]) ?? null;
@@ -84,6 +101,31 @@ function toolCall(record: OtlpRecord): MapResult {
   call.model = str(a["model"]);
   if (toolType === "mcp") call.mcpServerName = str(a["mcp_server_name"]);
   return mapped(call);
+}
+
+/** Gemini's `error_type` for a call its policy engine or a hook denied. */
+const POLICY_VIOLATION = "policy_violation";
+
+/**
+ * The error message for a tool call whose `metadata` reports a failed
+ * command (the shell tool's `{"exitCode":6,"isError":true}`, sent as a JSON
+ * string), in Gemini's own words for it; undefined when it reports none.
+ */
+function commandFailure(metadata: AttributeValue | undefined): string | undefined {
+  let value: unknown = metadata;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { exitCode, isError } = value as Record<string, unknown>;
+  if (typeof exitCode === "number" && exitCode !== 0) {
+    return `Command exited with code: ${exitCode}`;
+  }
+  return isError === true ? "Command failed" : undefined;
 }
 
 /**
