@@ -1,12 +1,15 @@
 /**
  * Finds secrets in texts with the rules of `rules/credentials.ts`: a keyword
  * pass over the whole document picks the rules worth running, then each
- * rule's pattern runs on each string of the document.
+ * rule's pattern runs on each string of the document. Both passes also look
+ * at the document and its strings with JSON escapes decoded (`_escapes.ts`),
+ * so an escaped secret is found, and redacted where it is written.
  *
  * @module
  */
 
 import { shannonEntropy } from "./_entropy.ts";
+import { escapeViews, hasHidingEscape, hasRevealingEscape } from "./_escapes.ts";
 import type { CredentialRule } from "./_types.ts";
 import { credentialRules } from "./rules/credentials.ts";
 
@@ -19,6 +22,8 @@ export interface SecretMatch {
   label: string;
   /** Position of the rule in the rule list; lower wins ties. */
   rank: number;
+  /** The secret as found, JSON escapes decoded (what evidence abbreviates). */
+  secret: string;
 }
 
 interface CompiledRule {
@@ -78,19 +83,25 @@ const TRAILING_BLANK = /(?:\s|\\[nrt])+$/;
  * which rules its keywords call for and which `requires` conditions it meets.
  */
 export class CredentialDocument {
-  #raw: string;
+  /** The document as written, then decoded when escapes could hide a keyword in it. */
+  #searchable: string[];
   #rules: CompiledRule[];
   #requires = new Map<number, boolean>();
 
   constructor(raw: string) {
-    this.#raw = raw;
+    this.#searchable = [raw];
+    if (hasHidingEscape(raw)) {
+      for (const view of escapeViews(raw)) this.#searchable.push(view.text);
+    }
     const wanted = new Uint8Array(compiled.length);
     let any = false;
-    keywordRegex.lastIndex = 0;
-    for (let match = keywordRegex.exec(raw); match !== null; match = keywordRegex.exec(raw)) {
-      for (const index of rulesByKeyword.get(match[0].toLowerCase())!) wanted[index] = 1;
-      any = true;
-      keywordRegex.lastIndex = match.index + 1;
+    for (const text of this.#searchable) {
+      keywordRegex.lastIndex = 0;
+      for (let match = keywordRegex.exec(text); match !== null; match = keywordRegex.exec(text)) {
+        for (const index of rulesByKeyword.get(match[0].toLowerCase())!) wanted[index] = 1;
+        any = true;
+        keywordRegex.lastIndex = match.index + 1;
+      }
     }
     this.#rules = any ? compiled.filter((_, index) => wanted[index] === 1) : [];
   }
@@ -106,7 +117,7 @@ export class CredentialDocument {
     if (requires === undefined || requires.test(text)) return true;
     let met = this.#requires.get(entry.rank);
     if (met === undefined) {
-      met = requires.test(this.#raw);
+      met = this.#searchable.some((searchable) => requires.test(searchable));
       this.#requires.set(entry.rank, met);
     }
     return met;
@@ -115,10 +126,37 @@ export class CredentialDocument {
   /**
    * Secrets in one string of the document, by position (ties: rule order),
    * never overlapping. `key` is the JSON property the string is the value of.
-   * With `all` false, stops at the earliest secret.
+   * The string is also read with its JSON escapes decoded (up to three levels
+   * deep): a secret found there has the offsets of its escaped form. With
+   * `all` false, stops at the earliest secret.
    */
   scan(text: string, key: string | undefined, all: boolean): SecretMatch[] {
     const found: SecretMatch[] = [];
+    this.#scanText(text, key, all, found, undefined);
+    if (this.#rules.length > 0 && hasRevealingEscape(text)) {
+      for (const view of escapeViews(text)) this.#scanText(view.text, key, all, found, view.origin);
+    }
+    found.sort((a, b) => a.start - b.start || a.rank - b.rank);
+    if (!all) return found.slice(0, 1);
+    // Overlapping finds (one in the text, one in its decoded view) become one
+    // span, so no part of either survives redaction.
+    const kept: SecretMatch[] = [];
+    for (const match of found) {
+      const last = kept.at(-1);
+      if (last === undefined || match.start >= last.end) kept.push({ ...match });
+      else if (match.end > last.end) last.end = match.end;
+    }
+    return kept;
+  }
+
+  /** Adds the secrets of `text` to `found`, offsets mapped through `origin` when it is a view. */
+  #scanText(
+    text: string,
+    key: string | undefined,
+    all: boolean,
+    found: SecretMatch[],
+    origin: Int32Array | undefined,
+  ): void {
     for (const entry of this.#rules) {
       const { rule, regex } = entry;
       if (rule.key !== undefined && (key === undefined || !rule.key.test(key))) continue;
@@ -129,25 +167,21 @@ export class CredentialDocument {
           regex.lastIndex++;
           continue;
         }
-        const secret = secretOf(match, rule);
-        if (secret !== undefined) {
-          found.push({ start: secret[0], end: secret[1], label: rule.label, rank: entry.rank });
+        const span = secretOf(match, rule);
+        if (span !== undefined) {
+          const [start, end] = span;
+          found.push({
+            start: origin === undefined ? start : origin[start]!,
+            end: origin === undefined ? end : origin[end]!,
+            label: rule.label,
+            rank: entry.rank,
+            secret: text.slice(start, end),
+          });
           if (!all) break;
         }
         if (regex.lastIndex <= match.index) regex.lastIndex = match.index + 1;
       }
     }
-    found.sort((a, b) => a.start - b.start || a.rank - b.rank);
-    if (!all) return found.slice(0, 1);
-    const kept: SecretMatch[] = [];
-    let end = -1;
-    for (const match of found) {
-      if (match.start >= end) {
-        kept.push(match);
-        end = match.end;
-      }
-    }
-    return kept;
   }
 }
 

@@ -6,7 +6,10 @@
  * rules apply to which strings of a call:
  *
  * - credentials: every string of the arguments (JSON decoded, recursively),
- *   the tool name and the result;
+ *   the tool name, the result and the call's other stored texts (error
+ *   message and type, tool description, …), each also read with its JSON
+ *   escapes decoded (`\u0041KIA…`, JSON inside a JSON string, truncated
+ *   JSON), so an escaped secret is found and redacted as it was written;
  * - destructive commands: strings under command keys (`command`, `cmd`,
  *   `script`, …, including argument vectors such as Codex's
  *   `["bash", "-lc", "…"]`), and for `code_exec` tools also arguments that are
@@ -90,6 +93,39 @@ export interface DetectInput {
   arguments?: string;
   /** Tool output text. */
   result?: string;
+  /** The call's other free-form texts that are stored, scanned and redacted like the result. */
+  texts?: CallTexts;
+}
+
+/**
+ * The free-form texts a call stores besides its arguments and result: what an
+ * agent or a failing tool can fill with anything, a secret included. Ids,
+ * names of enumerations and times are not among them.
+ */
+export const CALL_TEXT_NAMES = [
+  "errorMessage",
+  "errorType",
+  "toolDescription",
+  "agentName",
+  "mcpServerName",
+  "mcpServerScope",
+  "cwd",
+] as const;
+
+/** One of {@link CALL_TEXT_NAMES}. */
+export type CallTextName = typeof CALL_TEXT_NAMES[number];
+
+/** Free-form texts of a call, by name. */
+export type CallTexts = Partial<Record<CallTextName, string>>;
+
+/** The free-form texts a call (or anything with the same field names) holds. */
+export function callTexts(call: { [name in CallTextName]?: string | undefined }): CallTexts {
+  const texts: CallTexts = {};
+  for (const name of CALL_TEXT_NAMES) {
+    const text = call[name];
+    if (text !== undefined) texts[name] = text;
+  }
+  return texts;
 }
 
 /** One risk flag of a call, with short evidence. */
@@ -108,6 +144,8 @@ export interface Detection {
   arguments?: string;
   /** The result, secrets redacted when asked; otherwise unchanged. */
   result?: string;
+  /** The input's `texts`, secrets redacted when asked; present when the input had them. */
+  texts?: CallTexts;
 }
 
 /** Keys whose string (or argument vector) is a shell command line. */
@@ -472,7 +510,7 @@ function scanCredentials(document: Document, redactSecrets: boolean): Credential
       const match = matches[0]!;
       first = {
         flag: "credential_detected",
-        evidence: credentialEvidence(match.label, entry.text.slice(match.start, match.end)),
+        evidence: credentialEvidence(match.label, match.secret),
       };
     }
     if (!redactSecrets) break;
@@ -504,8 +542,9 @@ function callContext(input: DetectInput, args: Document | undefined): CallContex
 
 /**
  * Detects risk flags and external domains in one tool call and, with
- * `redact`, replaces each secret found in its arguments and result by
- * `[REDACTED:<kind>]` (JSON stays valid JSON). Never throws on odd input.
+ * `redact`, replaces each secret found in its arguments, result and other
+ * texts by `[REDACTED:<kind>]` (JSON stays valid JSON). Never throws on odd
+ * input.
  */
 export function detectToolCall(input: DetectInput, options: { redact: boolean }): Detection {
   const findings: Findings = { domains: [], domainKeys: new Set() };
@@ -534,6 +573,22 @@ export function detectToolCall(input: DetectInput, options: { redact: boolean })
     credential ??= scan.first;
     if (scan.redacted !== undefined) resultOut = scan.redacted;
   }
+  let textsOut: CallTexts | undefined;
+  if (input.texts !== undefined) {
+    textsOut = {};
+    for (const [name, text] of Object.entries(input.texts) as [CallTextName, string][]) {
+      if (typeof text !== "string") continue;
+      let out = text;
+      // A failed Codex call's error message is its output: scanned once.
+      if (text === input.result) out = resultOut!;
+      else if (text !== "" && (credential === undefined || options.redact)) {
+        const scan = scanCredentials(decode(text, false), options.redact);
+        credential ??= scan.first;
+        if (scan.redacted !== undefined) out = scan.redacted;
+      }
+      textsOut[name] = out;
+    }
+  }
 
   const flags: RiskFinding[] = [];
   if (credential !== undefined) flags.push(credential);
@@ -545,5 +600,6 @@ export function detectToolCall(input: DetectInput, options: { redact: boolean })
   const detection: Detection = { flags, domains: findings.domains };
   if (argumentsOut !== undefined) detection.arguments = argumentsOut;
   if (resultOut !== undefined) detection.result = resultOut;
+  if (textsOut !== undefined) detection.texts = textsOut;
   return detection;
 }

@@ -1,0 +1,105 @@
+/**
+ * JSON string escapes decoded for secret scanning. A secret can reach us
+ * written as `\u0041\u004b\u0049\u0041…` (`AKIA…`), with `\/` in a URL or
+ * `\"` around a quoted value: in a text that is not JSON (a result, an error
+ * message), in JSON encoded twice (a JSON string holding JSON), or in JSON
+ * that does not parse (a truncated output). A view decodes those escapes and
+ * remembers where each of its characters came from, so a secret found in the
+ * view is redacted in the text as it was written, escapes included.
+ *
+ * @module
+ */
+
+/** A text with its JSON string escapes decoded, mapped back to the text. */
+export interface EscapeView {
+  /** The decoded text. */
+  text: string;
+  /**
+   * Offset in the source text of each character of `text`, plus one entry
+   * for the end: a span `[start, end)` of the view is `[origin[start],
+   * origin[end])` of the source, whole escapes included.
+   */
+  origin: Int32Array;
+}
+
+/** One JSON string escape. */
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g;
+/**
+ * Escapes that can hide a rule keyword (`\u0041KIA`, `:\/\/`, `pass\u0077ord`)
+ * rather than only change where a secret ends.
+ */
+const HIDING_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|\/)/;
+/**
+ * Escapes that can hide a secret from the rules: the hiding ones and `\"`,
+ * which turns `password=\"…\"` into an unquoted value the rules reject. A
+ * `\n` or `\t` only moves where a value ends (the rules stop at it or the
+ * redaction takes a little more), so a text with only those is read as is.
+ */
+const REVEALING_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|[/"])/;
+/** How many times a text may have been JSON-encoded and still be decoded. */
+export const MAX_ESCAPE_DEPTH = 3;
+
+const SIMPLE: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
+
+/** True when the text holds an escape that can hide a keyword from a plain search. */
+export function hasHidingEscape(text: string): boolean {
+  return text.includes("\\") && HIDING_ESCAPE.test(text);
+}
+
+/** True when decoding the text's escapes can reveal a secret the rules miss in it. */
+export function hasRevealingEscape(text: string): boolean {
+  return text.includes("\\") && REVEALING_ESCAPE.test(text);
+}
+
+/** The text with one level of JSON string escapes decoded; undefined when it has none. */
+export function unescapeOnce(text: string): EscapeView | undefined {
+  if (!text.includes("\\")) return undefined;
+  ESCAPE.lastIndex = 0;
+  let match = ESCAPE.exec(text);
+  if (match === null) return undefined;
+  const parts: string[] = [];
+  const origin = new Int32Array(text.length + 1);
+  let length = 0;
+  let at = 0;
+  for (; match !== null; match = ESCAPE.exec(text)) {
+    for (let i = at; i < match.index; i++) origin[length++] = i;
+    parts.push(text.slice(at, match.index));
+    parts.push(
+      match[1] !== undefined ? String.fromCharCode(parseInt(match[1], 16)) : SIMPLE[match[2]!]!,
+    );
+    origin[length++] = match.index;
+    at = match.index + match[0].length;
+  }
+  for (let i = at; i < text.length; i++) origin[length++] = i;
+  parts.push(text.slice(at));
+  origin[length] = text.length;
+  return { text: parts.join(""), origin: origin.subarray(0, length + 1) };
+}
+
+/**
+ * The text decoded once, twice, … (at most {@link MAX_ESCAPE_DEPTH} times,
+ * while escapes remain), each view mapped back to the original text.
+ */
+export function escapeViews(text: string): EscapeView[] {
+  const views: EscapeView[] = [];
+  let current = unescapeOnce(text);
+  while (current !== undefined) {
+    views.push(current);
+    if (views.length >= MAX_ESCAPE_DEPTH) break;
+    const next = unescapeOnce(current.text);
+    if (next === undefined) break;
+    const origin = new Int32Array(next.origin.length);
+    for (let i = 0; i < origin.length; i++) origin[i] = current.origin[next.origin[i]!]!;
+    current = { text: next.text, origin };
+  }
+  return views;
+}
