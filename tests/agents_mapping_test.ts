@@ -699,6 +699,133 @@ Deno.test("Codex conversation_starts without provider_name is ignored", () => {
   );
 });
 
+/** A Codex 0.169.0 `codex.tool_result` as `codex exec` sends it; `attributes` adds or replaces. */
+function codexResult(attributes: Record<string, string | number>): MapResult {
+  return mapRecord(logRecord({
+    resource: { "service.name": "codex_exec", "service.version": "0.169.0" },
+    eventName: "codex.tool_result",
+    attributes: {
+      "event.name": "codex.tool_result",
+      "conversation.id": "c",
+      "tool_name": "exec_command",
+      "call_id": "call_1",
+      "duration_ms": "78",
+      "success": "true",
+      "model": "gpt-5.5",
+      ...attributes,
+    },
+  }));
+}
+
+/** The header `exec_command` puts before a command's output (Codex 0.169.0). */
+function execOutput(exitCode: number, output: string): string {
+  return `Chunk ID: b8b6fc\nWall time: 0.0000 seconds\nProcess exited with code ${exitCode}\n` +
+    `Original token count: 13\nOutput:\n${output}`;
+}
+
+Deno.test("Codex: a command its exec policy refused is rejected by config, not an error", () => {
+  for (
+    const reason of [
+      "`/bin/bash -lc 'git push --force origin main'` rejected: Agents never push",
+      "approval required by policy, but AskForApproval is set to Never",
+    ]
+  ) {
+    const output = `exec_command failed: CreateProcess { message: "Rejected(${
+      JSON.stringify(reason)
+    })" }`;
+    const call = only(codexResult({ success: "false", "duration_ms": "0", output }), "tool_call");
+    assert.equal(call.outcome, "rejected", reason);
+    assert.equal(call.decision, "reject");
+    assert.equal(call.decisionSource, "config");
+    assert.equal(call.durationMs, null);
+    assert.equal(call.resultSizeBytes, null);
+    assert.equal(call.errorMessage, undefined);
+    assert.equal(call.model, "gpt-5.5");
+  }
+  // The same words printed by a command that ran and failed are its error, not a refusal.
+  const printed = only(
+    codexResult({
+      success: "false",
+      output: 'tool said: exec_command failed: CreateProcess { message: "Rejected(x)" }',
+    }),
+    "tool_call",
+  );
+  assert.equal(printed.outcome, "error");
+  assert.equal(printed.decision, undefined);
+});
+
+Deno.test("Codex: a non-zero exit code in the output's header is an error even with success=true", () => {
+  const curl = execOutput(6, "curl: (6) Could not resolve host: api.example.com\n");
+  const failed = only(codexResult({ output: curl }), "tool_call");
+  assert.equal(failed.outcome, "error");
+  assert.equal(failed.errorMessage, curl);
+  assert.equal(failed.durationMs, 78);
+  const patch = only(
+    codexResult({
+      "tool_name": "apply_patch",
+      output: "Exit code: 1\nWall time: 0 seconds\nOutput:\nverification failed\n",
+    }),
+    "tool_call",
+  );
+  assert.equal(patch.outcome, "error");
+  const zero = only(codexResult({ output: execOutput(0, "hello\n") }), "tool_call");
+  assert.equal(zero.outcome, "ok");
+  assert.equal(zero.errorMessage, undefined);
+  // Only the header counts: a command may print such a line itself.
+  const printed = only(
+    codexResult({ output: execOutput(0, "Process exited with code 3\nExit code: 2\n") }),
+    "tool_call",
+  );
+  assert.equal(printed.outcome, "ok");
+  const headerless = only(codexResult({ output: "Process exited with code 3\n" }), "tool_call");
+  assert.equal(headerless.outcome, "ok");
+});
+
+Deno.test("Codex: apply_patch's raw patch text is stored as a JSON-encoded string", () => {
+  const patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n";
+  const call = only(
+    codexResult({
+      "tool_name": "apply_patch",
+      arguments: patch,
+      output: "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.\n",
+    }),
+    "tool_call",
+  );
+  assert.equal(call.arguments, JSON.stringify(patch));
+  assert.equal(JSON.parse(call.arguments!), patch);
+  assert.equal(call.category, "file_write");
+});
+
+Deno.test("Codex decisions and their sources are stored in the API's lower-case words", () => {
+  const decide = (decision: string, source: string, callId?: string) =>
+    mapRecord(logRecord({
+      resource: { "service.name": "codex_exec" },
+      eventName: "codex.tool_decision",
+      attributes: {
+        "event.name": "codex.tool_decision",
+        "conversation.id": "c",
+        "tool_name": "exec_command",
+        ...(callId === undefined ? {} : { "call_id": callId }),
+        "model": "gpt-5.5",
+        decision,
+        source,
+      },
+    }));
+  const approved = only(decide("approved", "Config", "call_1"), "decision");
+  assert.deepEqual([approved.decision, approved.decisionSource], ["approved", "config"]);
+  const reviewed = only(decide("Denied", "AutomatedReviewer", "call_2"), "decision");
+  assert.deepEqual(
+    [reviewed.decision, reviewed.decisionSource, reviewed.rejects],
+    ["denied", "automated_reviewer", true],
+  );
+  assert.equal(reviewed.model, "gpt-5.5", "a denial keeps the model it was made with");
+  const alone = only(decide("abort", "User"), "tool_call");
+  assert.deepEqual(
+    [alone.outcome, alone.decision, alone.decisionSource, alone.model],
+    ["rejected", "abort", "user", "gpt-5.5"],
+  );
+});
+
 // ----------------------------------------------------------------- Gemini CLI
 
 const GEMINI_SESSION = "8f2c6a1e-4b3d-4e9f-a7c5-1d0b2e3f4a6c";

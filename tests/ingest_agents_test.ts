@@ -137,6 +137,7 @@ engineTest("Codex events map with call ids, outputs and denied decisions", async
   const denied = calls.find((c) => c.outcome === "rejected")!;
   assert.equal(denied.decision, "denied");
   assert.equal(denied.duration_ms, null);
+  assert.equal(denied.model, "gpt-5-codex", "a denial keeps the model of its tool_decision");
   const cost = (await server.getJson("/v1/insights/cost?window=30d", org.apiKey)).body;
   assert.deepEqual(cost.breakdown, [{
     provider_name: "openai",
