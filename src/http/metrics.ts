@@ -7,6 +7,46 @@
 
 type Labels = Record<string, string>;
 
+/** The agents `/metrics` names; every other `service.name` is counted as `other`. */
+export const AGENT_LABELS = ["claude-code", "codex", "gemini-cli", "genai", "other"] as const;
+
+/** A bounded `agent` label value. */
+export type AgentLabel = typeof AGENT_LABELS[number];
+
+/**
+ * The `agent` label of a raw `service.name` (or a mapper's agent name): one
+ * of {@link AGENT_LABELS}, so that senders cannot grow `/metrics` with made-up
+ * names, nor read other organizations' service names there. The prefixes are
+ * those the agent mappers dispatch on (`src/ingest/agents/mod.ts`).
+ */
+export function agentLabel(serviceName: string): AgentLabel {
+  if (serviceName.startsWith("claude-code")) return "claude-code";
+  if (serviceName === "codex" || serviceName.startsWith("codex_")) return "codex";
+  if (serviceName.startsWith("gemini-cli")) return "gemini-cli";
+  if (serviceName === "genai") return "genai";
+  return "other";
+}
+
+/** Label values a metric bounds on the way in, e.g. `{ agent: agentLabel }`. */
+type LabelBounds = Record<string, (value: string) => string>;
+
+/**
+ * Series one metric keeps at most. Every label is bounded by its callers or
+ * by {@link LabelBounds}; this is the backstop should a caller pass a raw
+ * value: later label sets are counted in one series whose values are `other`.
+ */
+const MAX_SERIES = 1_000;
+
+function bounded(labels: Labels, bounds: LabelBounds): Labels {
+  const out: Labels = {};
+  for (const [name, value] of Object.entries(labels)) out[name] = bounds[name]?.(value) ?? value;
+  return out;
+}
+
+function overflowKey(labels: Labels): string {
+  return labelKey(Object.fromEntries(Object.keys(labels).map((name) => [name, "other"])));
+}
+
 function labelKey(labels: Labels): string {
   return Object.keys(labels).sort().map((k) => `${k}="${escape(labels[k]!)}"`).join(",");
 }
@@ -18,10 +58,16 @@ function escape(value: string): string {
 /** A monotonically increasing count per label set. */
 export class Counter {
   readonly #values = new Map<string, number>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly bounds: LabelBounds = {},
+  ) {}
 
   inc(labels: Labels = {}, by = 1): void {
-    const key = labelKey(labels);
+    const label = bounded(labels, this.bounds);
+    let key = labelKey(label);
+    if (!this.#values.has(key) && this.#values.size >= MAX_SERIES) key = overflowKey(label);
     this.#values.set(key, (this.#values.get(key) ?? 0) + by);
   }
 
@@ -40,7 +86,8 @@ export class Histogram {
   constructor(readonly name: string, readonly help: string, readonly buckets: number[]) {}
 
   observe(labels: Labels, value: number): void {
-    const key = labelKey(labels);
+    let key = labelKey(labels);
+    if (!this.#series.has(key) && this.#series.size >= MAX_SERIES) key = overflowKey(labels);
     let series = this.#series.get(key);
     if (!series) {
       series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
@@ -98,6 +145,7 @@ export class ServiceMetrics {
   readonly ingested = new Counter(
     "agent_telemetry_ingested_records_total",
     "Telemetry events stored, by agent and kind.",
+    { agent: agentLabel },
   );
   readonly rejected = new Counter(
     "agent_telemetry_rejected_records_total",
@@ -106,6 +154,11 @@ export class ServiceMetrics {
   readonly unmapped = new Counter(
     "agent_telemetry_unmapped_records_total",
     "OTLP records that stored nothing, by agent (a mapper's, else other) and reason.",
+    { agent: agentLabel },
+  );
+  readonly connectionsCut = new Counter(
+    "agent_telemetry_connections_timed_out_total",
+    "Connections closed by a read deadline, by phase (headers, body, idle).",
   );
   readonly #gauges: Gauge[] = [];
 
@@ -114,7 +167,14 @@ export class ServiceMetrics {
   }
 
   render(): string {
-    return [this.requests, this.latency, this.ingested, this.rejected, this.unmapped].map((m) => m.render())
+    return [
+      this.requests,
+      this.latency,
+      this.ingested,
+      this.rejected,
+      this.unmapped,
+      this.connectionsCut,
+    ].map((m) => m.render())
       .concat(this.#gauges.map(renderGauge)).join("\n") + "\n";
   }
 }

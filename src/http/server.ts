@@ -16,6 +16,12 @@ import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";
 import { ServiceMetrics } from "./metrics.ts";
+import {
+  DEFAULT_READ_DEADLINES,
+  type HttpListener,
+  type ReadDeadlines,
+  serveWithDeadlines,
+} from "./read_deadlines.ts";
 import { createQueryApp } from "./query_app.ts";
 import type { Route } from "./router.ts";
 
@@ -41,6 +47,8 @@ export interface ServeOverrides {
   routes?: Route<ApiHandler>[];
   /** No listener lines on stdout. */
   quiet?: boolean;
+  /** Shorter read deadlines than {@link DEFAULT_READ_DEADLINES}, to test them. */
+  readDeadlines?: Partial<ReadDeadlines>;
 }
 
 type Handler = (request: Request) => Promise<Response>;
@@ -98,7 +106,8 @@ export async function startServer(
     readiness,
     logError,
   });
-  const listeners: Deno.HttpServer<Deno.NetAddr>[] = [];
+  const listeners: HttpListener[] = [];
+  const deadlines = { ...DEFAULT_READ_DEADLINES, ...overrides.readDeadlines };
   let grpcListener: GrpcListener | null = null;
   let retentionTimer: ReturnType<typeof setTimeout> | undefined;
   let retentionRun: Promise<RetentionResult> | null = null;
@@ -139,7 +148,7 @@ export async function startServer(
         ingestApp,
       ]] as const
     ) {
-      const { server, url } = await listen(address, handler, config.tls);
+      const { server, url } = listen(address, handler, config.tls, deadlines, metrics);
       listeners.push(server);
       urls.push(url);
     }
@@ -177,23 +186,25 @@ export async function startServer(
   };
 }
 
-async function listen(
+function listen(
   address: ListenAddress,
   handler: Handler,
   tls: ServeConfig["tls"],
-): Promise<{ server: Deno.HttpServer<Deno.NetAddr>; url: string }> {
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({
+  deadlines: ReadDeadlines,
+  metrics: ServiceMetrics,
+): { server: HttpListener; url: string } {
+  const server = serveWithDeadlines({
     hostname: address.hostname,
     port: address.port,
-    ...(tls ?? {}),
-    onListen: resolve,
+    tls,
+    deadlines,
     onError: (error) => {
       logError(error);
       return new Response("internal error", { status: 500 });
     },
+    onCut: (phase) => metrics.connectionsCut.inc({ phase }),
   }, handler);
-  const addr = await promise;
+  const addr = server.addr;
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
   return { server, url: `${tls ? "https" : "http"}://${host}:${addr.port}` };
 }
