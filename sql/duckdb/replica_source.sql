@@ -2,6 +2,13 @@
 -- replica's own read-only connection; the reads of one chunk share one short
 -- read transaction. Each range read walks a `*_by_seq` index (tombstones:
 -- their primary key). Column order matches the replica tables.
+--
+-- A value the replica's BIGINT columns cannot hold must never reach them: one
+-- used to fail every catch-up, and so every organization's insights. Ingest
+-- rejects such values and migration 4 deleted those stored before, so these
+-- guards only hold the line: a row without a whole-millisecond time from 1970
+-- to 9999 is not copied, and a duration or token count that is not an integer
+-- from 0 to 2^53-1, or a cost that is not from 0 to 1e6, is copied as absent.
 
 -- name: current_seq
 SELECT value FROM counters WHERE name = 'seq';
@@ -14,22 +21,43 @@ SELECT seq FROM tool_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 SELECT seq FROM model_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
 -- name: tool_calls_range
-SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms, agent_system,
-  model, seq
-FROM tool_calls WHERE seq > ? AND seq <= ? ORDER BY seq;
+SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
+  CASE WHEN typeof(duration_ms) = 'integer' AND duration_ms BETWEEN 0 AND 9007199254740991
+    THEN duration_ms END AS duration_ms,
+  agent_system, model, seq
+FROM tool_calls
+WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
+ORDER BY seq;
 
 -- name: model_calls_range
-SELECT id, org_id, session_id, ts, provider_name, model, input_tokens, output_tokens,
-  cache_read_tokens, cache_creation_tokens, cost_usd, seq
-FROM model_calls WHERE seq > ? AND seq <= ? ORDER BY seq;
+SELECT id, org_id, session_id, ts, provider_name, model,
+  CASE WHEN typeof(input_tokens) = 'integer' AND input_tokens BETWEEN 0 AND 9007199254740991
+    THEN input_tokens ELSE 0 END AS input_tokens,
+  CASE WHEN typeof(output_tokens) = 'integer' AND output_tokens BETWEEN 0 AND 9007199254740991
+    THEN output_tokens ELSE 0 END AS output_tokens,
+  CASE WHEN typeof(cache_read_tokens) = 'integer'
+      AND cache_read_tokens BETWEEN 0 AND 9007199254740991
+    THEN cache_read_tokens ELSE 0 END AS cache_read_tokens,
+  CASE WHEN typeof(cache_creation_tokens) = 'integer'
+      AND cache_creation_tokens BETWEEN 0 AND 9007199254740991
+    THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
+  CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
+  seq
+FROM model_calls
+WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
+ORDER BY seq;
 
 -- name: risk_flags_range
 SELECT call_id, flag, org_id, session_id, ts, tool_name, seq
-FROM risk_flags WHERE seq > ? AND seq <= ? ORDER BY seq;
+FROM risk_flags
+WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
+ORDER BY seq;
 
 -- name: domain_hits_range
 SELECT call_id, domain, scheme, org_id, session_id, ts, seq
-FROM domain_hits WHERE seq > ? AND seq <= ? ORDER BY seq;
+FROM domain_hits
+WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
+ORDER BY seq;
 
 -- name: tombstones_range
 SELECT seq, tbl, row_key FROM tombstones WHERE seq > ? AND seq <= ? ORDER BY seq;

@@ -35,33 +35,48 @@ ORDER BY model_calls.txid, model_calls.seq OFFSET $6 LIMIT 1;
 
 -- Column order matches the replica tables. (The orders name the table's
 -- columns: a bare `txid` would be the text output column, sorted as text —
--- "1000" before "999" — and by a full sort instead of the index.)
+-- "1000" before "999" — and by a full sort instead of the index.) As from
+-- SQLite (sql/duckdb/replica_source.sql), a row without a time from 1970 to
+-- 9999 is not copied and a number outside 0..2^53-1 (cost: 0..1e6, NaN
+-- excluded) is copied as absent: the copy goes through a double, and a
+-- BIGINT near 2^63 rounds past INT64 there.
 
 -- name: tool_calls_range
-SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms, agent_system,
-  model, seq
+SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
+  CASE WHEN duration_ms BETWEEN 0 AND 9007199254740991 THEN duration_ms END AS duration_ms,
+  agent_system, model, seq
 FROM tool_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
-  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+  AND ts BETWEEN 0 AND 253402300799999;
 
 -- name: model_calls_range
-SELECT id, org_id, session_id, ts, provider_name, model, input_tokens, output_tokens,
-  cache_read_tokens, cache_creation_tokens, cost_usd, seq
+SELECT id, org_id, session_id, ts, provider_name, model,
+  CASE WHEN input_tokens BETWEEN 0 AND 9007199254740991 THEN input_tokens ELSE 0 END,
+  CASE WHEN output_tokens BETWEEN 0 AND 9007199254740991 THEN output_tokens ELSE 0 END,
+  CASE WHEN cache_read_tokens BETWEEN 0 AND 9007199254740991 THEN cache_read_tokens ELSE 0 END,
+  CASE WHEN cache_creation_tokens BETWEEN 0 AND 9007199254740991
+    THEN cache_creation_tokens ELSE 0 END,
+  CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END,
+  seq
 FROM model_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
-  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+  AND ts BETWEEN 0 AND 253402300799999;
 
 -- name: risk_flags_range
 SELECT call_id, flag, org_id, session_id, ts, tool_name, seq
 FROM risk_flags
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
-  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+  AND ts BETWEEN 0 AND 253402300799999;
 
 -- name: domain_hits_range
 SELECT call_id, domain, scheme, org_id, session_id, ts, seq
 FROM domain_hits
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
-  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot);
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+  AND ts BETWEEN 0 AND 253402300799999;
 
 -- The next $6 tombstones, with their txid to page on.
 -- name: tombstones_page

@@ -15,6 +15,9 @@ import telemetryRetention from "../../sql/sqlite/telemetry_0002_retention.sql" w
 import telemetryLeanIndexes from "../../sql/sqlite/telemetry_0003_lean_indexes.sql" with {
   type: "text",
 };
+import telemetryRangeRepair from "../../sql/sqlite/telemetry_0004_range_repair.sql" with {
+  type: "text",
+};
 import type { Migration } from "./sqlite.ts";
 
 /** Migrations of `keys.db`. */
@@ -28,4 +31,5 @@ export const telemetryMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: telemetryInit },
   { version: 2, name: "retention", sql: telemetryRetention },
   { version: 3, name: "lean indexes", sql: telemetryLeanIndexes },
+  { version: 4, name: "range repair", sql: telemetryRangeRepair },
 ];

@@ -11,6 +11,7 @@ import installationSecret from "../../../sql/postgres/keys_installation_secret.s
   type: "text",
 };
 import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "text" };
+import rangeRepair from "../../../sql/postgres/0003_range_repair.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import type { Migration } from "../sqlite.ts";
@@ -20,6 +21,7 @@ import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: init },
   { version: 2, name: "installation secret", sql: installationSecret },
+  { version: 3, name: "range repair", sql: rangeRepair },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */
