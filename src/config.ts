@@ -66,6 +66,9 @@ const rawConfig = z.object({
   listen: hostPort.optional(),
   ingestListen: hostPort.optional(),
   grpcListen: hostPortOrOff.optional(),
+  metricsToken: z.string().min(16, {
+    error: "Invalid metrics token: at least 16 characters, so that it cannot be guessed",
+  }).optional(),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
   queryTimeoutMs: positiveInt("query timeout").default(30000),
@@ -101,6 +104,8 @@ export interface ServeConfig {
   ingestListen: ListenAddress;
   /** The OTLP/gRPC listener, or null when turned off (`--grpc-listen off`). */
   grpcListen: ListenAddress | null;
+  /** Who may read the ingest listener's `/metrics` (`--metrics-token`). */
+  metricsAccess: MetricsAccess;
   tls: { cert: string; key: string } | null;
   queryTimeoutMs: number;
   ingestMaxBytes: number;
@@ -122,6 +127,7 @@ const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   listen: "AGENT_TELEMETRY_LISTEN",
   ingestListen: "AGENT_TELEMETRY_INGEST_LISTEN",
   grpcListen: "AGENT_TELEMETRY_GRPC_LISTEN",
+  metricsToken: "AGENT_TELEMETRY_METRICS_TOKEN",
   tlsCert: "AGENT_TELEMETRY_TLS_CERT",
   tlsKey: "AGENT_TELEMETRY_TLS_KEY",
   queryTimeoutMs: "AGENT_TELEMETRY_QUERY_TIMEOUT_MS",
@@ -176,6 +182,10 @@ export function resolveServeConfig(
     grpcListen: raw.grpcListen === "off"
       ? null
       : raw.grpcListen ?? { hostname: defaultHost, port: 4317 },
+    metricsAccess: metricsAccessOf(
+      raw.ingestListen ?? { hostname: defaultHost, port: 4318 },
+      raw.metricsToken,
+    ),
     tls,
     queryTimeoutMs: raw.queryTimeoutMs,
     ingestMaxBytes: raw.ingestMaxBytes,
@@ -187,6 +197,30 @@ export function resolveServeConfig(
     retentionDays: raw.retentionDays,
     maxDiskBytes: raw.maxDiskBytes ?? null,
   };
+}
+
+/**
+ * Who may read `/metrics` on the ingest listener: with a token, its holder
+ * (`Authorization: Bearer <token>`); without one, anyone when the listener
+ * is on loopback only, else nobody — the ingest port faces the agents'
+ * network, and `/metrics` tells every organization's traffic.
+ */
+export type MetricsAccess =
+  | { kind: "open" }
+  | { kind: "token"; token: string }
+  | { kind: "refused" };
+
+/** The `/metrics` access of an ingest listener on `address`, given `--metrics-token`. */
+export function metricsAccessOf(address: ListenAddress, token: string | undefined): MetricsAccess {
+  if (token !== undefined) return { kind: "token", token };
+  return isLoopback(address.hostname) ? { kind: "open" } : { kind: "refused" };
+}
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host) ||
+    /^::ffff:127(\.\d{1,3}){3}$/.test(host);
 }
 
 function readPem(path: string, what: string): string {

@@ -18,7 +18,7 @@ const USAGE = `Usage: agent-telemetry <command> [flags]
 
 Commands:
   serve [--listen H:P] [--ingest-listen H:P] [--grpc-listen H:P|off] [--tls-cert F --tls-key F]
-        [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
+        [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets] [--metrics-token T]
   demo [--actors N] [--days D] [serve flags]
 ${adminCommandNames.map((name) => `  ${name}`).join("\n")}
   detect rescan [--keep-secrets]

@@ -6,9 +6,12 @@
  *
  * @module
  */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { MetricsAccess } from "../config.ts";
 import { encodeExportResponse, encodingOf, readBody, type Signal } from "../ingest/otlp/mod.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import type { TelemetryWriterApi } from "../store/stores.ts";
+import { bearerToken } from "./auth.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
 import { type ExportRefusal, type OtlpExportOutcome, receiveOtlpExport } from "./otlp_export.ts";
@@ -26,6 +29,8 @@ export interface IngestAppDeps {
   logError: (error: unknown) => void;
   /** Called after a request's events are committed. */
   onCommitted?: () => void;
+  /** Who may read `/metrics` (`--metrics-token`; open on loopback only). */
+  metricsAccess: MetricsAccess;
 }
 
 const PATHS: Record<string, Signal> = {
@@ -90,9 +95,33 @@ async function serviceEndpoint(
   if (request.method !== "GET") return textResponse(405, "Method Not Allowed", { allow: "GET" });
   if (path === "/healthz") return jsonResponse({ status: "ok" });
   if (path === "/readyz") return await readyResponse(deps.readiness);
+  const refused = metricsRefusal(request, deps.metricsAccess);
+  if (refused) return refused;
   return new Response(deps.metrics.render(), {
     headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
   });
+}
+
+/** 401 or 403 in the JSON error shape unless the request may read `/metrics`, else null. */
+function metricsRefusal(request: Request, access: MetricsAccess): Response | null {
+  if (access.kind === "open") return null;
+  if (access.kind === "refused") {
+    return jsonResponse({
+      error: {
+        code: "forbidden",
+        message:
+          "/metrics is not served on a non-loopback listener without a token; start with --metrics-token",
+      },
+    }, 403);
+  }
+  const given = bearerToken(request.headers.get("authorization")) ?? "";
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  if (timingSafeEqual(digest(given), digest(access.token))) return null;
+  return jsonResponse(
+    { error: { code: "unauthenticated", message: "invalid or missing Bearer credential" } },
+    401,
+    { "www-authenticate": "Bearer" },
+  );
 }
 
 /** The HTTP answer to each refusal (DESIGN §4). */

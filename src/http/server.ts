@@ -105,7 +105,14 @@ export async function startServer(
     metrics,
     readiness,
     logError,
+    metricsAccess: config.metricsAccess,
   });
+  if (config.metricsAccess.kind === "refused") {
+    log(
+      "warn",
+      "/metrics is refused: the ingest listener is not on loopback; set --metrics-token to serve it",
+    );
+  }
   const listeners: HttpListener[] = [];
   const deadlines = { ...DEFAULT_READ_DEADLINES, ...overrides.readDeadlines };
   let grpcListener: GrpcListener | null = null;
