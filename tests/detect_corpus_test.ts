@@ -141,17 +141,24 @@ Deno.test("no evidence and no redacted text in the corpus contains a full secret
       }
       assert.ok(!detection.arguments?.includes(secret), `${entry.name}: arguments keep the secret`);
       assert.ok(!detection.result?.includes(secret), `${entry.name}: result keeps the secret`);
+      for (const [name, text] of Object.entries(detection.texts ?? {})) {
+        assert.ok(!text.includes(secret), `${entry.name}: ${name} keeps the secret`);
+      }
     }
   }
 });
 
-Deno.test("redacted JSON arguments and results in the corpus still parse", () => {
+Deno.test("redacted JSON arguments, results and texts in the corpus still parse", () => {
   for (const entry of corpus) {
     const detection = detectToolCall(entry.input, { redact: true });
+    const texts = Object.entries(entry.input.texts ?? {}).map((
+      [name, text],
+    ) => [text, detection.texts?.[name as keyof typeof detection.texts]]);
     for (
       const [before, after] of [
         [entry.input.arguments, detection.arguments],
         [entry.input.result, detection.result],
+        ...texts,
       ]
     ) {
       if (before === undefined) continue;
@@ -174,6 +181,7 @@ Deno.test("without redaction the corpus comes back unchanged and with the same f
     const redacted = detectToolCall(entry.input, { redact: true });
     assert.equal(plain.arguments, entry.input.arguments, entry.name);
     assert.equal(plain.result, entry.input.result, entry.name);
+    assert.deepEqual(plain.texts, entry.input.texts, entry.name);
     assert.deepEqual(plain.flags, redacted.flags, entry.name);
     assert.deepEqual(plain.domains, redacted.domains, entry.name);
   }

@@ -9,7 +9,7 @@
  */
 
 import { shannonEntropy } from "./_entropy.ts";
-import { escapeViews, hasHidingEscape, hasRevealingEscape } from "./_escapes.ts";
+import { escapeViews, hasHidingEscape, hasRevealingEscape, MAX_ESCAPE_DEPTH } from "./_escapes.ts";
 import type { CredentialRule } from "./_types.ts";
 import { credentialRules } from "./rules/credentials.ts";
 
@@ -91,7 +91,8 @@ export class CredentialDocument {
   constructor(raw: string) {
     this.#searchable = [raw];
     if (hasHidingEscape(raw)) {
-      for (const view of escapeViews(raw)) this.#searchable.push(view.text);
+      // One level more than a string's: the document's own JSON encoding.
+      for (const view of escapeViews(raw, MAX_ESCAPE_DEPTH + 1)) this.#searchable.push(view.text);
     }
     const wanted = new Uint8Array(compiled.length);
     let any = false;

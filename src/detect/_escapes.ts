@@ -36,7 +36,10 @@ const HIDING_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|\/)/;
  * redaction takes a little more), so a text with only those is read as is.
  */
 const REVEALING_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|[/"])/;
-/** How many times a text may have been JSON-encoded and still be decoded. */
+/**
+ * How many times a string may have been JSON-encoded and still be decoded:
+ * a JSON string holding JSON holding an escaped secret is three.
+ */
 export const MAX_ESCAPE_DEPTH = 3;
 
 const SIMPLE: Record<string, string> = {
@@ -86,15 +89,15 @@ export function unescapeOnce(text: string): EscapeView | undefined {
 }
 
 /**
- * The text decoded once, twice, … (at most {@link MAX_ESCAPE_DEPTH} times,
- * while escapes remain), each view mapped back to the original text.
+ * The text decoded once, twice, … (at most `depth` times, while escapes
+ * remain), each view mapped back to the original text.
  */
-export function escapeViews(text: string): EscapeView[] {
+export function escapeViews(text: string, depth = MAX_ESCAPE_DEPTH): EscapeView[] {
   const views: EscapeView[] = [];
   let current = unescapeOnce(text);
   while (current !== undefined) {
     views.push(current);
-    if (views.length >= MAX_ESCAPE_DEPTH) break;
+    if (views.length >= depth) break;
     const next = unescapeOnce(current.text);
     if (next === undefined) break;
     const origin = new Int32Array(next.origin.length);
