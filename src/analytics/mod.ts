@@ -62,6 +62,11 @@ export interface Analytics {
    * sequence's value just before the last catch-up's snapshot.
    */
   readonly lastSeq: number;
+  /**
+   * Throws while the replica cannot answer insights: it failed to read and is
+   * being rebuilt (or its rebuild failed and is retried). For `/readyz`.
+   */
+  checkReady(): void;
   /** Waits for a running catch-up to stop, interrupts queries, releases every DuckDB handle. */
   close(): Promise<void>;
 }
@@ -102,6 +107,10 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     },
     get lastCatchUp() {
       return replica.lastCatchUp;
+    },
+    checkReady() {
+      const damage = replica.damage;
+      if (damage !== null) throw new Error(damage);
     },
     close: () => replica.close(),
   };

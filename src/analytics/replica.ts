@@ -9,7 +9,8 @@
  * tombstones mirror deletions. The meta table records the source, and the
  * progress reached (a seq, and for PostgreSQL a snapshot) in the same
  * transaction as the rows that reach it. A missing, unopenable, older-schema
- * or foreign replica, or one ahead of its source, is deleted and rebuilt.
+ * or foreign replica, or one ahead of its source, is deleted and rebuilt; so
+ * is one that fails to read while serving (a corrupted block), in place.
  *
  * @module
  */
@@ -137,14 +138,20 @@ export interface CatchUpStats {
 export class Replica {
   readonly #options: ReplicaOptions;
   readonly #source: ReplicaSource;
-  readonly #instance: DuckDBInstance;
-  readonly #sync: DuckDBConnection;
+  #instance: DuckDBInstance;
+  #sync: DuckDBConnection;
   readonly #reads = new Set<DuckDBConnection>();
   readonly #pendingReads = new Set<Promise<unknown>>();
   #progress: ReplicaProgress;
   #running: Promise<void> | null = null;
   #queued: Promise<void> | null = null;
   #closed = false;
+  /** A rebuild after damage, while it runs. */
+  #healing: Promise<void> | null = null;
+  /** Set while a heal stops catch-ups and reads of the damaged file. */
+  #draining = false;
+  /** Why the replica cannot answer (damaged, rebuilding), or null. */
+  #damage: string | null = null;
   /** Why the file was (re)built at open, or null when it was reused. */
   readonly rebuildReason: string | null;
   /** Figures of the last catch-up that copied anything. */
@@ -192,23 +199,8 @@ export class Replica {
           reason: existing.reason,
         });
       }
-      await removeReplicaFiles(options.path);
-      const instance = await DuckDBInstance.create(options.path, DUCKDB_SETTINGS);
-      let connection: DuckDBConnection | null = null;
-      try {
-        connection = await instance.connect();
-        await connection.run(namedSql(schema, "create_tables"));
-        await connection.run(namedSql(schema, "init_meta"), {
-          version: String(REPLICA_SCHEMA_VERSION),
-          source: source.identity,
-        }, { version: VARCHAR, source: VARCHAR });
-        await connection.run(namedSql(schema, "create_staging"));
-        return new Replica(options, source, instance, connection, NO_PROGRESS, existing.reason);
-      } catch (error) {
-        connection?.closeSync();
-        instance.closeSync();
-        throw error;
-      }
+      const { instance, connection } = await createReplicaFile(options.path, source);
+      return new Replica(options, source, instance, connection, NO_PROGRESS, existing.reason);
     } catch (error) {
       await source.close();
       throw error;
@@ -231,6 +223,24 @@ export class Replica {
    */
   catchUp(): Promise<void> {
     if (this.#closed) return Promise.reject(new ReplicaClosedError("Analytics replica is closed"));
+    if (this.#healing !== null) return this.#healing;
+    if (this.#damage !== null) return this.#heal(new Error(this.#damage));
+    return this.#sharedCatchUp().catch((error) => {
+      // Damage, or a catch-up a heal stopped: the heal brings the replica up to date.
+      if (!isDamage(error) && this.#healing === null) throw error;
+      return this.#heal(error);
+    });
+  }
+
+  /**
+   * Why the replica cannot answer insights now (damaged, being rebuilt), or
+   * null; for readiness.
+   */
+  get damage(): string | null {
+    return this.#damage;
+  }
+
+  #sharedCatchUp(): Promise<void> {
     if (this.#running === null) {
       this.#running = this.#runCatchUp().finally(() => {
         this.#running = null;
@@ -239,7 +249,7 @@ export class Replica {
     }
     this.#queued ??= this.#running.then(noop, noop).then(() => {
       this.#queued = null;
-      return this.catchUp();
+      return this.#sharedCatchUp();
     });
     return this.#queued;
   }
@@ -251,6 +261,23 @@ export class Replica {
    */
   async read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]> {
     if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
+    if (this.#healing !== null || this.#damage !== null) {
+      await beforeDeadline(this.#heal(new Error(this.#damage ?? "rebuilding")), deadline);
+    }
+    try {
+      return await this.#trackedRead(statements, deadline);
+    } catch (error) {
+      // Damage, or a read a heal interrupted: read again once the file is rebuilt.
+      if (!isDamage(error) && this.#healing === null) throw error;
+      await beforeDeadline(this.#heal(error), deadline);
+      return await this.#trackedRead(statements, deadline);
+    }
+  }
+
+  async #trackedRead(
+    statements: readonly ReplicaStatement[],
+    deadline: number,
+  ): Promise<ReplicaRow[][]> {
     const work = this.#read(statements, deadline);
     this.#pendingReads.add(work);
     try {
@@ -260,14 +287,56 @@ export class Replica {
     }
   }
 
+  /**
+   * Deletes a damaged replica file and builds it again from the source, once
+   * for every caller that meets the damage meanwhile; logged once per heal.
+   * When the rebuild fails (a full disk), the damage stays and the next
+   * catch-up or read tries again.
+   */
+  #heal(cause: unknown): Promise<void> {
+    if (this.#closed) return Promise.reject(new ReplicaClosedError("Analytics replica is closed"));
+    this.#healing ??= this.#rebuild(cause).finally(() => {
+      this.#healing = null;
+    });
+    return this.#healing;
+  }
+
+  async #rebuild(cause: unknown): Promise<void> {
+    const first = this.#damage === null;
+    this.#damage = `analytics replica is being rebuilt after a read failure: ${errorText(cause)}`;
+    if (first && !this.#options.quiet) {
+      log("warn", "analytics replica: damaged; rebuilding it from the telemetry store", {
+        path: this.#options.path,
+        error: errorText(cause),
+      });
+    }
+    this.#draining = true;
+    for (const connection of this.#reads) connection.interrupt();
+    await Promise.allSettled([this.#running, this.#queued, ...this.#pendingReads]);
+    this.#draining = false;
+    closeQuietly(this.#sync);
+    closeQuietly(this.#instance);
+    if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
+    await removeReplicaFiles(this.#options.path);
+    const fresh = await createReplicaFile(this.#options.path, this.#source);
+    this.#instance = fresh.instance;
+    this.#sync = fresh.connection;
+    this.#progress = NO_PROGRESS;
+    await this.#runCatchUp();
+    this.#damage = null;
+    if (!this.#options.quiet) {
+      log("info", "analytics replica: rebuilt", { seq: this.#progress.seq });
+    }
+  }
+
   /** Stops catch-ups between chunks, interrupts reads and closes every handle. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const connection of this.#reads) connection.interrupt();
-    await Promise.allSettled([this.#queued, this.#running, ...this.#pendingReads]);
-    this.#sync.closeSync();
-    this.#instance.closeSync();
+    await Promise.allSettled([this.#queued, this.#running, this.#healing, ...this.#pendingReads]);
+    closeQuietly(this.#sync);
+    closeQuietly(this.#instance);
     await this.#source.close();
   }
 
@@ -313,7 +382,7 @@ export class Replica {
   async #runCatchUp(): Promise<void> {
     const run = new CatchUpRun(this.#sync, this.#source.tombstones, this.#progress, {
       quiet: this.#options.quiet ?? false,
-      isClosed: () => this.#closed,
+      isClosed: () => this.#closed || this.#draining,
       committed: (progress) => {
         this.#progress = progress;
       },
@@ -672,6 +741,67 @@ function plainRow(row: Record<string, unknown>): ReplicaRow {
     out[key] = typeof value === "bigint" ? Number(value) : value;
   }
   return out;
+}
+
+/** Creates an empty replica file with its tables and meta rows. */
+async function createReplicaFile(
+  path: string,
+  source: ReplicaSource,
+): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> {
+  const instance = await DuckDBInstance.create(path, DUCKDB_SETTINGS);
+  let connection: DuckDBConnection | null = null;
+  try {
+    connection = await instance.connect();
+    await connection.run(namedSql(schema, "create_tables"));
+    await connection.run(namedSql(schema, "init_meta"), {
+      version: String(REPLICA_SCHEMA_VERSION),
+      source: source.identity,
+    }, { version: VARCHAR, source: VARCHAR });
+    await connection.run(namedSql(schema, "create_staging"));
+    return { instance, connection };
+  } catch (error) {
+    connection?.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+}
+
+/**
+ * DuckDB's words for a file it cannot trust any more: a block whose checksum
+ * fails, a database invalidated by an earlier fatal error, a block it cannot
+ * read or decode. A query's own mistakes (binder, conversion) are not damage.
+ */
+const DAMAGE =
+  /corrupt|checksum|invalidated|FATAL Error|INTERNAL Error|Serialization Error|IO Error: Could not read|failed to read|invalid block/i;
+
+function isDamage(error: unknown): boolean {
+  if (error instanceof ReplicaClosedError || error instanceof QueryTimeoutError) return false;
+  return DAMAGE.test(error instanceof Error ? error.message : String(error));
+}
+
+/** Fails with {@link QueryTimeoutError} at `deadline` (epoch ms); the work goes on for others. */
+async function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  work.catch(noop);
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new QueryTimeoutError("Query time limit exceeded")),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function closeQuietly(handle: { closeSync(): void }): void {
+  try {
+    handle.closeSync();
+  } catch {
+    // Already closed, or invalidated by the damage being healed.
+  }
 }
 
 function errorText(error: unknown): string {

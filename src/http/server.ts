@@ -87,7 +87,10 @@ export async function startServer(
     read: () =>
       writer ? [{ labels: {}, value: Math.max(0, writer.lastSeq - analytics.lastSeq) }] : [],
   });
-  const readiness = () => stores.readiness();
+  const readiness = async () => {
+    await stores.readiness();
+    analytics.checkReady();
+  };
   const queryApp = createQueryApp({
     keys,
     reader,
