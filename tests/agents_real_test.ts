@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readRecording, REAL_FIXTURES } from "../scripts/agents/_fixtures.ts";
+import { grpcUnary } from "../scripts/agents/_grpc_recorder.ts";
 import type { RecordedRequest } from "../scripts/agents/_recorder.ts";
 import type { AgentScenario, ExpectedRun, Variant } from "../scripts/agents/_scenario.ts";
 import { settledDifferences } from "../scripts/agents/_wait.ts";
@@ -21,42 +22,35 @@ import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_h
 
 type Json = Record<string, unknown>;
 
-const GRPC_SIGNALS: Record<string, string> = {
+/** The OTLP/HTTP path of each OTLP/gRPC export method (the same signal). */
+const SIGNAL_PATHS: Record<string, string> = {
   "/opentelemetry.proto.collector.logs.v1.LogsService/Export": "/v1/logs",
   "/opentelemetry.proto.collector.trace.v1.TraceService/Export": "/v1/traces",
   "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export": "/v1/metrics",
 };
 
-/** Posts one recorded request to the ingest listener as the agent sent it. */
+/**
+ * Sends one recorded request to the listener it was sent to, as the agent sent
+ * it; answers with the status in the recording's terms (gRPC: 200 for OK).
+ */
 async function post(server: TestServer, org: TestOrg, request: RecordedRequest): Promise<number> {
-  let path = request.path;
-  let body = request.body;
-  let contentType = request.contentType;
+  const authorization = `Bearer ${org.ingestKey}`;
   if (request.transport === "grpc") {
-    // A gRPC export is the same protobuf message; replayed over OTLP/HTTP.
-    path = GRPC_SIGNALS[request.path] ?? request.path;
-    contentType = "application/x-protobuf";
-    body = unframeGrpc(body);
+    assert.ok(server.grpcUrl, "the test server runs a gRPC listener");
+    const headers: Record<string, string> = { authorization };
+    if (request.contentEncoding !== null) headers["grpc-encoding"] = request.contentEncoding;
+    const answer = await grpcUnary(server.grpcUrl, request.path, headers, request.body);
+    return answer.grpcStatus === 0 ? 200 : 500;
   }
-  const headers = new Headers({
-    "content-type": contentType,
-    authorization: `Bearer ${org.ingestKey}`,
-  });
+  const headers = new Headers({ "content-type": request.contentType, authorization });
   if (request.contentEncoding !== null) headers.set("content-encoding", request.contentEncoding);
-  const response = await fetch(server.ingestUrl + path, {
+  const response = await fetch(server.ingestUrl + request.path, {
     method: "POST",
     headers,
-    body: body as Uint8Array<ArrayBuffer>,
+    body: request.body as Uint8Array<ArrayBuffer>,
   });
   await response.body?.cancel();
   return response.status;
-}
-
-/** The message of a one-message gRPC frame (5-byte header), or the bytes as they are. */
-function unframeGrpc(bytes: Uint8Array): Uint8Array {
-  if (bytes.length < 5 || bytes[0] !== 0) return bytes;
-  const length = new DataView(bytes.buffer, bytes.byteOffset + 1, 4).getUint32(0);
-  return length === bytes.length - 5 ? bytes.subarray(5) : bytes;
 }
 
 async function replay(server: TestServer, org: TestOrg, requests: RecordedRequest[]) {
@@ -68,7 +62,7 @@ async function replay(server: TestServer, org: TestOrg, requests: RecordedReques
 
 /** Traces first, then everything else, each group in its recorded order. */
 function tracesFirst(requests: RecordedRequest[]): RecordedRequest[] {
-  const isTrace = (r: RecordedRequest) => (GRPC_SIGNALS[r.path] ?? r.path) === "/v1/traces";
+  const isTrace = (r: RecordedRequest) => (SIGNAL_PATHS[r.path] ?? r.path) === "/v1/traces";
   return [...requests.filter(isTrace), ...requests.filter((r) => !isTrace(r))];
 }
 
@@ -156,7 +150,7 @@ for (const scenario of SCENARIOS) {
     const requests = JSON.parse(Deno.readTextFileSync(join(dir, "requests.json"))) as {
       path: string;
     }[];
-    if (!requests.some((r) => (GRPC_SIGNALS[r.path] ?? r.path) === "/v1/traces")) continue;
+    if (!requests.some((r) => (SIGNAL_PATHS[r.path] ?? r.path) === "/v1/traces")) continue;
 
     engineTest(
       `${label}: the run's requests reordered so that traces come first get the same API answers`,

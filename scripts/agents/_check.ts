@@ -55,6 +55,9 @@ export async function compareRun(
       const callWhere = `${where} call ${j} (${call.tool_name})`;
       const full = await get(`/v1/tool-calls/${encodeURIComponent(String(call.id))}`);
       compareFields(callWhere, full, wantCall.fields, problems);
+      for (const key of wantCall.present ?? []) {
+        if (full[key] === undefined || full[key] === null) problems.push(`${callWhere}: no ${key}`);
+      }
       const args = typeof full.arguments === "string" ? full.arguments : "";
       for (const part of wantCall.argumentsContain ?? []) {
         if (!args.includes(part)) {

@@ -17,6 +17,8 @@ export interface ExpectedToolCall {
   absent?: string[];
   /** Risk flag kinds raised on this call, sorted. */
   flags?: string[];
+  /** Detail fields that must be present whatever their value: ids a client makes up per run (`trace_id`). */
+  present?: string[];
 }
 
 /** A session's expected view. */

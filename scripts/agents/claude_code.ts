@@ -233,7 +233,9 @@ function clientEnv(context: RunContext, home: string, modelUrl: string): Record<
     CLAUDE_CODE_ENABLE_TELEMETRY: "1",
     OTEL_LOGS_EXPORTER: "otlp",
     OTEL_METRICS_EXPORTER: "otlp",
-    OTEL_EXPORTER_OTLP_ENDPOINT: context.otlpHttpUrl,
+    OTEL_EXPORTER_OTLP_ENDPOINT: context.variant.env.OTEL_EXPORTER_OTLP_PROTOCOL === "grpc"
+      ? `http://${context.otlpGrpcUrl}`
+      : context.otlpHttpUrl,
     OTEL_EXPORTER_OTLP_HEADERS: `Authorization=${context.authorization}`,
     OTEL_LOG_TOOL_DETAILS: "1",
     OTEL_LOGS_EXPORT_INTERVAL: "1000",
@@ -247,19 +249,15 @@ function clientEnv(context: RunContext, home: string, modelUrl: string): Record<
 
 const PROTOBUF = { OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" };
 
-/** The variants: protobuf, JSON, gzip, and protobuf with the beta traces on. */
+const TRACES = { CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1", OTEL_TRACES_EXPORTER: "otlp" };
+
+/** The variants: protobuf, JSON, gzip, protobuf with the beta traces on, and gRPC with traces. */
 const VARIANTS: Variant[] = [
   { name: "http-protobuf", env: PROTOBUF },
   { name: "http-json", env: { OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } },
   { name: "http-protobuf-gzip", env: { ...PROTOBUF, OTEL_EXPORTER_OTLP_COMPRESSION: "gzip" } },
-  {
-    name: "http-protobuf-traces",
-    env: {
-      ...PROTOBUF,
-      CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
-      OTEL_TRACES_EXPORTER: "otlp",
-    },
-  },
+  { name: "http-protobuf-traces", env: { ...PROTOBUF, ...TRACES } },
+  { name: "grpc-traces", env: { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", ...TRACES } },
 ];
 
 async function run(context: RunContext): Promise<void> {
@@ -303,18 +301,24 @@ async function run(context: RunContext): Promise<void> {
   }
 }
 
-function call(
-  fields: Record<string, unknown>,
-  more: Omit<ExpectedToolCall, "fields"> = {},
-): ExpectedToolCall {
-  return {
-    fields: { "agent_system": "claude-code", "agent_version": VERSION, ...fields },
-    ...more,
-  };
-}
-
 /** What the API must show for one run. */
-function expected(_variant: Variant): ExpectedRun {
+function expected(variant: Variant): ExpectedRun {
+  // With traces on, every call's `claude_code.tool` span (the rejected one too) adds its ids.
+  const traced = variant.env.OTEL_TRACES_EXPORTER === "otlp";
+  const call = (
+    fields: Record<string, unknown>,
+    more: Omit<ExpectedToolCall, "fields"> = {},
+  ): ExpectedToolCall => ({
+    fields: {
+      "agent_system": "claude-code",
+      "agent_version": VERSION,
+      "os_type": "linux",
+      ...(traced ? {} : { "trace_id": null, "span_id": null }),
+      ...fields,
+    },
+    ...(traced ? { present: ["trace_id", "span_id"] } : {}),
+    ...more,
+  });
   // An allow rule in the user's settings.json is reported as `user_permanent`.
   const ok = {
     outcome: "ok",

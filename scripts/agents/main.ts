@@ -5,7 +5,7 @@
  * one thing reached over the network), then runs itself again inside a new
  * namespace that has only loopback. Inside, for each scenario variant: a
  * fresh server over a temporary data directory, an organization with keys,
- * the OTLP recorder in front of the ingest listener, the client run against
+ * the OTLP recorders in front of the HTTP and gRPC ingest listeners, the client run against
  * its scripted mock model, and a field-by-field comparison of the API's view
  * with the scenario's expectations. Any difference exits non-zero.
  * `--record` writes each run's requests under `tests/fixtures/agents/real/`.
@@ -20,6 +20,7 @@ import { openKeyStoreFor } from "../../src/store/open_stores.ts";
 import { REAL_FIXTURES, writeRecording } from "./_fixtures.ts";
 import { installAgent, installDir } from "./_install.ts";
 import { assertLoopbackOnly, runInLoopbackNamespace } from "./_netns.ts";
+import { startGrpcRecorder } from "./_grpc_recorder.ts";
 import { startRecorder } from "./_recorder.ts";
 import type { AgentScenario, Variant } from "./_scenario.ts";
 import { settledDifferences } from "./_wait.ts";
@@ -75,6 +76,7 @@ async function runOne(
       data: dataDir,
       listen: "127.0.0.1:0",
       ingestListen: "127.0.0.1:0",
+      grpcListen: "127.0.0.1:0",
       logLevel: "warn",
     }, () => undefined),
     { quiet: true },
@@ -92,21 +94,24 @@ async function runOne(
       await keys.close();
     }
     await using recorder = await startRecorder(server.ingestUrl);
-    const grpcUrl = (server as { grpcUrl?: string }).grpcUrl ?? "";
+    if (server.grpcUrl === null) throw new Error("The server runs no gRPC listener");
+    await using grpcRecorder = await startGrpcRecorder(server.grpcUrl, server.ingestUrl);
     const started = performance.now();
     await scenario.run({
       otlpHttpUrl: recorder.url,
-      otlpGrpcUrl: grpcUrl.replace(/^\w+:\/\//, ""),
+      otlpGrpcUrl: grpcRecorder.address,
       authorization: `Bearer ${ingestKey}`,
       workDir,
       installDir: installDir(scenario.npmPackage, scenario.version),
       variant,
     });
+    // A variant exports over one transport, so the two lists do not interleave.
+    const requests = [...recorder.requests, ...grpcRecorder.requests];
     say(
       `${label}: client done in ${
         Math.round(performance.now() - started)
-      } ms, ${recorder.requests.length} OTLP requests (${
-        summarize(recorder.requests.map((r) => `${r.path} ${r.status}`))
+      } ms, ${requests.length} OTLP requests (${
+        summarize(requests.map((r) => `${r.path} ${r.status}`))
       })`,
     );
     const problems = await settledDifferences(
@@ -114,14 +119,16 @@ async function runOne(
       apiKey,
       scenario.expected(variant),
     );
-    const refused = recorder.requests.filter((r) => r.status !== 200);
+    // Telemetry that bypassed the recorders would match here and replay as nothing.
+    if (requests.length === 0) problems.push("no OTLP request went through the recorders");
+    const refused = requests.filter((r) => r.status !== 200);
     for (const request of refused) {
       problems.push(`ingest answered ${request.status} to ${request.path}`);
     }
     if (record) {
       const dir = join(REAL_FIXTURES, `${scenario.agent}-${scenario.version}`, variant.name);
-      await writeRecording(dir, recorder.requests);
-      say(`${label}: recorded ${recorder.requests.length} requests in ${dir}`);
+      await writeRecording(dir, requests);
+      say(`${label}: recorded ${requests.length} requests in ${dir}`);
     }
     return { label, problems };
   } finally {
