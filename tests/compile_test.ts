@@ -77,6 +77,8 @@ Deno.test({
           "127.0.0.1:0",
           "--ingest-listen",
           "127.0.0.1:0",
+          "--grpc-listen",
+          "127.0.0.1:0",
         ],
         stdout: "piped",
         stderr: "null",
