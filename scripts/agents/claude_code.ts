@@ -333,6 +333,7 @@ function expected(variant: Variant): ExpectedRun {
       "tool_type": "builtin",
       category: "code_exec",
       "tool_use_id": SCRIPT[0]!.id,
+      "result_size_bytes": "harness-shell-ok".length,
     }, { argumentsContain: ["echo harness-shell-ok"], flags: [] }),
     call({
       ...ok,
@@ -367,6 +368,9 @@ function expected(variant: Variant): ExpectedRun {
       "tool_name": "Bash",
       category: "code_exec",
       "tool_use_id": SCRIPT[4]!.id,
+      // Claude Code reports no exit code, only this (with OTEL_LOG_TOOL_DETAILS=1).
+      "error_message": "Shell command failed",
+      "error_type": "ShellError",
     }, { argumentsContain: [OFFLINE_URL], flags: [] }),
     call({
       outcome: "rejected",
