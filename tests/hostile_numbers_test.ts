@@ -181,10 +181,16 @@ interface Planter {
     id: string,
     session: string,
     ts: number,
-    durationMs: number,
+    durationMs: number | bigint,
   ): Promise<void>;
   /** Plants a model call with the given raw values. */
-  modelCall(org: TestOrg, id: string, session: string, ts: number, tokens: number): Promise<void>;
+  modelCall(
+    org: TestOrg,
+    id: string,
+    session: string,
+    ts: number,
+    tokens: number | bigint,
+  ): Promise<void>;
   /** Marks the range repair as not yet applied, as on a store from before it. */
   unmigrate(): Promise<void>;
   close(): Promise<void>;
@@ -260,7 +266,7 @@ function postgresPlanter(url: string): Planter {
           input_tokens, cost_usd)
         VALUES ($1, $2, nextval('telemetry_seq'), $3, $4, $5::bigint, 'claude-code', 'm',
           $6::bigint, 1.5)`,
-        [id, org.orgId, session, org.actorId, String(ts), BigInt(tokens).toString()],
+        [id, org.orgId, session, org.actorId, String(ts), String(tokens)],
       );
     },
     async unmigrate() {
@@ -311,7 +317,8 @@ engineTest(
       // 2^53 or a Date in PostgreSQL's BIGINT.
       const sqlite = database === undefined;
       const badTs = sqlite ? 1e34 : 9e15;
-      const huge = sqlite ? 2 ** 63 : 2 ** 62;
+      // 2^63-1 is a BIGINT, but its double (the replica's copy) is 2^63.
+      const huge = sqlite ? 2 ** 63 : 9223372036854775807n;
       {
         const store = planter(dir, database);
         await store.toolCall(a, "old-bad-time", "a1", badTs, 10);
