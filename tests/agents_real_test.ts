@@ -118,10 +118,17 @@ async function apiAnswers(server: TestServer, org: TestOrg): Promise<unknown> {
     for (const call of detail.tool_calls as Json[]) {
       calls.push(strip(await get(`/v1/tool-calls/${encodeURIComponent(String(call.id))}`)));
     }
+    // A flag names the call's row id where the agent sends no call id (Gemini CLI): by position.
+    const rowIds = (detail.tool_calls as Json[]).map((call) => call.id);
+    const flags = (detail.risk_flags as Json[]).map((flag) =>
+      rowIds.includes(flag.tool_call_id)
+        ? { ...flag, tool_call_id: `call ${rowIds.indexOf(flag.tool_call_id)}` }
+        : flag
+    );
     sessions.push({
       session: strip(detail.session as Json),
       calls,
-      risk_flags: detail.risk_flags,
+      risk_flags: flags,
       external_domains: detail.external_domains,
     });
   }

@@ -8,9 +8,11 @@
 import type { AgentScenario } from "./_scenario.ts";
 import { claudeCode } from "./claude_code.ts";
 import { codexScenario } from "./codex.ts";
+import { geminiCliScenario } from "./gemini_cli.ts";
 
 /** Every registered scenario. */
 export const SCENARIOS: AgentScenario[] = [
   claudeCode,
   codexScenario,
+  geminiCliScenario,
 ];
