@@ -9,7 +9,7 @@
 /// <reference lib="deno.worker" />
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { openDatabase } from "./sqlite.ts";
-import type { ReadRequest, ReadResponse } from "./reader.ts";
+import type { ReaderMessage, ReadRequest, ReadResponse } from "./reader.ts";
 
 let db: ReturnType<typeof openDatabase> | null = null;
 const statements = new Map<string, StatementSync>();
@@ -42,3 +42,6 @@ self.onmessage = (message: MessageEvent<ReadRequest>) => {
   }
   self.postMessage(response);
 };
+
+const ready: ReaderMessage = { ready: true };
+self.postMessage(ready);

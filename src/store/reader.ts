@@ -2,6 +2,10 @@
  * A small pool of reader threads over `telemetry.db` with a time limit per
  * batch: a batch still running at the limit has its thread terminated (which
  * interrupts SQLite mid-query) and fails with {@link QueryTimeoutError}.
+ * A batch goes only to a thread that has said it is ready, and its limit
+ * starts then: a thread's start-up (loading, and type-checking under
+ * `deno test`, can take seconds on a busy machine) never counts against a
+ * query.
  *
  * @module
  */
@@ -22,10 +26,13 @@ export interface ReadRequest {
   statements: ReadStatement[];
 }
 
-/** Message from a reader thread. */
+/** A reader thread's answer to one batch. */
 export type ReadResponse =
   | { id: number; results: unknown[][]; error?: undefined }
   | { id: number; error: string; results?: undefined };
+
+/** Message from a reader thread: a batch's answer, or `ready` once, when it has started. */
+export type ReaderMessage = ReadResponse | { ready: true };
 
 /** A batch ran past the query time limit and was stopped. */
 export class QueryTimeoutError extends Error {
@@ -50,6 +57,7 @@ interface Job {
 
 interface Slot {
   worker: Worker;
+  ready: boolean;
   job: Job | null;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -61,6 +69,8 @@ export interface ReaderPoolOptions {
   timeoutMs: number;
   /** Batches allowed to wait for a thread; past it, reads fail with {@link QueryQueueFullError}. */
   maxQueued?: number;
+  /** The thread's module (tests use one that starts slowly); `read_worker.ts` by default. */
+  workerUrl?: URL;
 }
 
 /** Runs read batches on a fixed number of threads, queueing the rest. */
@@ -69,12 +79,18 @@ export class ReaderPool implements TelemetryReader {
   readonly #options: ReaderPoolOptions;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
+  readonly #allReady = Promise.withResolvers<void>();
   #nextId = 1;
   #closed = false;
 
   constructor(options: ReaderPoolOptions) {
     this.#options = options;
     for (let i = 0; i < options.threads; i++) this.#slots.push(this.#spawn());
+  }
+
+  /** Resolves once every thread has started (the server awaits it before it listens). */
+  ready(): Promise<void> {
+    return this.#allReady.promise;
   }
 
   /** Runs the statements in one snapshot; resolves with one row array per statement. */
@@ -93,6 +109,7 @@ export class ReaderPool implements TelemetryReader {
   /** Stops every thread; pending batches fail. */
   close(): void {
     this.#closed = true;
+    this.#allReady.resolve();
     for (const slot of this.#slots) {
       clearTimeout(slot.timer);
       slot.worker.terminate();
@@ -104,9 +121,19 @@ export class ReaderPool implements TelemetryReader {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(new URL("./read_worker.ts", import.meta.url), { type: "module" });
-    const slot: Slot = { worker, job: null, timer: undefined };
-    worker.onmessage = (message: MessageEvent<ReadResponse>) => this.#finish(slot, message.data);
+    const url = this.#options.workerUrl ?? new URL("./read_worker.ts", import.meta.url);
+    const worker = new Worker(url, { type: "module" });
+    const slot: Slot = { worker, ready: false, job: null, timer: undefined };
+    worker.onmessage = (message: MessageEvent<ReaderMessage>) => {
+      const data = message.data;
+      if ("ready" in data) {
+        slot.ready = true;
+        if (this.#slots.every((s) => s.ready)) this.#allReady.resolve();
+        this.#dispatch();
+      } else {
+        this.#finish(slot, data);
+      }
+    };
     worker.onerror = (event) => {
       event.preventDefault();
       this.#replace(slot, new QueryFailedError(event.message));
@@ -116,7 +143,7 @@ export class ReaderPool implements TelemetryReader {
 
   #dispatch(): void {
     for (const slot of this.#slots) {
-      if (slot.job !== null) continue;
+      if (slot.job !== null || !slot.ready) continue;
       const job = this.#queue.shift();
       if (!job) return;
       slot.job = job;
