@@ -386,8 +386,9 @@ async function storeBytes(server: TestServer): Promise<number> {
 }
 
 // Catches: the session id cap removed or raised (the 1 MiB id is stored in
-// every row and index: 251 MB for 1.1 MB received before), and a text cap
-// removed (the page of 60 calls holds 60 MiB of error messages).
+// every row and index: 251 MB for 1.1 MB received before), a text cap
+// removed (the page of 60 calls holds 60 MiB of error messages), and the
+// domains-per-call bound removed (2,000 domain hits per call: 50 times).
 engineTest(
   "neither a 1 MiB session id nor huge texts grow the store or a list page beyond a small multiple of what was sent",
   async () => {
@@ -464,6 +465,28 @@ engineTest(
     );
     assert.match(listed[0].error_message, /…\[truncated: \d+ bytes\]$/);
 
+    // 20 calls of 2,000 `curl`s each (the 64 KiB of arguments kept): one
+    // domain-hit row per domain repeats the session id in three indexes.
+    const command = Array.from({ length: 4000 }, (_, i) => `curl https://h${i}.example.com`)
+      .join("; ");
+    const curls = claudeExport(
+      Array.from({ length: 20 }, (_, i) =>
+        toolResult({
+          session: "d".repeat(256),
+          id: `curl-${i}`,
+          tool: "Bash",
+          timeMs: t + 200 + i,
+          input: { command },
+        })),
+    );
+    const third = JSON.stringify(curls);
+    assert.equal((await send(server, "/v1/logs", curls, org.ingestKey)).status, 200);
+    const afterCurls = await storeBytes(server);
+    assert.ok(
+      afterCurls - afterTexts <= 2 * third.length,
+      `domains: store grew ${afterCurls - afterTexts} bytes for ${third.length} received`,
+    );
+
     const detail = await server.getJson(`/v1/tool-calls/${listed[0].id}`, org.apiKey);
     assert.equal(detail.status, 200);
     const args = JSON.parse(detail.body.arguments);
@@ -473,7 +496,8 @@ engineTest(
     // deno-lint-ignore no-console
     console.log(
       `received ${first.length} B → store +${afterIds - before} B; received ${second.length} B → ` +
-        `store +${afterTexts - afterIds} B; page of ${listed.length} calls: ${body.length} B`,
+        `store +${afterTexts - afterIds} B; received ${third.length} B of curls → store ` +
+        `+${afterCurls - afterTexts} B; page of ${listed.length} calls: ${body.length} B`,
     );
   },
 );

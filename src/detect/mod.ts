@@ -338,8 +338,15 @@ function isArgv(key: string, value: unknown[]): value is string[] {
     value.every((element) => typeof element === "string") && !/\s/.test(value[0] as string);
 }
 
+/**
+ * Most domains recorded for one call. Each is a row with three index entries
+ * that repeat the session id: a 64 KiB command of 2,000 `curl`s stored 50
+ * times the bytes received without this bound (issue #14 finding 3).
+ */
+export const MAX_DOMAINS_PER_CALL = 64;
+
 function addDomain(findings: Findings, domain: DomainFinding | undefined): void {
-  if (domain === undefined) return;
+  if (domain === undefined || findings.domains.length >= MAX_DOMAINS_PER_CALL) return;
   const id = `${domain.domain}\u0000${domain.scheme}`;
   if (findings.domainKeys.has(id)) return;
   findings.domainKeys.add(id);
