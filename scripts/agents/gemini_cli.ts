@@ -60,14 +60,30 @@ priority = 100
 `;
 
 /** `telemetry.otlpProtocol` per variant. */
-const PROTOCOLS: Record<string, "http" | "grpc"> = { http: "http", grpc: "grpc" };
+const PROTOCOLS: Record<string, "http" | "grpc"> = {
+  http: "http",
+  grpc: "grpc",
+  "http-no-log-prompts": "http",
+};
 
-/** Gemini CLI 0.61.0 over OTLP/HTTP (JSON) and OTLP/gRPC, tool arguments on (`logPrompts`). */
+/**
+ * The variant run with `logPrompts` off (the environment overrides the
+ * settings file): Gemini then sends no `function_args` and no shell `metadata`.
+ */
+const NO_LOG_PROMPTS = "http-no-log-prompts";
+
+/**
+ * Gemini CLI 0.61.0 over OTLP/HTTP (JSON) and OTLP/gRPC with `logPrompts` on
+ * (tool arguments and exit codes sent), and over HTTP with it off.
+ */
 export const geminiCliScenario: AgentScenario = {
   agent: "gemini-cli",
   npmPackage: NPM_PACKAGE,
   version: VERSION,
-  variants: Object.keys(PROTOCOLS).map((name) => ({ name, env: {} })),
+  variants: Object.keys(PROTOCOLS).map((name): Variant => ({
+    name,
+    env: name === NO_LOG_PROMPTS ? { GEMINI_TELEMETRY_LOG_PROMPTS: "false" } : {},
+  })),
   run: runGemini,
   expected: expectedRun,
 };
@@ -245,13 +261,13 @@ function ok(toolName: string, category: string): Record<string, unknown> {
 }
 
 /**
- * What the API must show for one run: the six scripted calls in order, the
- * token, the failed `curl` and the denied `git push` as the mapping rules say
- * (DESIGN §4), and seven model calls of the mock's fixed usage.
+ * What the API must show for one run with `logPrompts` on: the six scripted
+ * calls in order, the token, the failed `curl` and the denied `git push` as
+ * the mapping rules say (DESIGN §4), and seven model calls of the mock's
+ * fixed usage. With it off, see {@link withoutLogPrompts}.
  */
-function expectedRun(_variant: Variant): ExpectedRun {
-  const modelCalls = RESPONSES;
-  return {
+function expectedRun(variant: Variant): ExpectedRun {
+  const run: ExpectedRun = {
     agentSystem: AGENT_SYSTEM,
     sessions: [{
       fields: {
@@ -321,10 +337,37 @@ function expectedRun(_variant: Variant): ExpectedRun {
     cost: [{
       provider_name: "",
       model: MODEL,
-      input_tokens: modelCalls * (USAGE.prompt - USAGE.cached),
-      output_tokens: modelCalls * (USAGE.candidates + USAGE.thoughts),
+      input_tokens: RESPONSES * (USAGE.prompt - USAGE.cached),
+      output_tokens: RESPONSES * (USAGE.candidates + USAGE.thoughts),
       cost_usd: 0,
-      call_count: modelCalls,
+      call_count: RESPONSES,
+    }],
+  };
+  return variant.name === NO_LOG_PROMPTS ? withoutLogPrompts(run) : run;
+}
+
+/**
+ * The view of the same run with `logPrompts` off, which is what Gemini's
+ * telemetry allows and no more: no arguments, so no risk flag and no domain
+ * (the token goes unnoticed), and no `metadata`, so the `curl` that exited 6
+ * is `ok` (Gemini reports `success=true`). The policy denial still shows.
+ */
+function withoutLogPrompts(run: ExpectedRun): ExpectedRun {
+  const [session] = run.sessions;
+  if (session === undefined) return run;
+  const toolCalls = session.toolCalls.map((call) => {
+    const fields: Record<string, unknown> = { ...call.fields, arguments: null };
+    if (fields.outcome === "error") {
+      Object.assign(fields, { outcome: "ok", success: true, error_message: null });
+    }
+    return { fields, absent: call.absent, flags: [] };
+  });
+  return {
+    ...run,
+    sessions: [{
+      fields: { ...session.fields, success_count: 5, error_count: 0 },
+      toolCalls,
+      domains: [],
     }],
   };
 }
