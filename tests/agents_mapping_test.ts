@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import type {
+  AttributeValue,
   DecisionEvent,
   MapResult,
   ModelCallEvent,
@@ -967,6 +968,91 @@ Deno.test("Gemini CLI tool calls of one tool at one instant get distinct identit
     ).identity;
   assert.notEqual(identity('{"absolute_path":"/a"}'), identity('{"absolute_path":"/b"}'));
   assert.equal(identity('{"absolute_path":"/a"}'), identity('{"absolute_path":"/a"}'));
+});
+
+/** A `gemini_cli.tool_call` as Gemini CLI 0.61.0 sends it (`tests/fixtures/agents/real/`). */
+function geminiToolCall(attributes: Record<string, AttributeValue>) {
+  return mapRecord(logRecord({
+    resource: { "service.name": "gemini-cli", "service.version": "v20.20.2" },
+    scopeName: "gemini-cli",
+    // The decoder resolves the name from the `event.name` attribute.
+    eventName: "gemini_cli.tool_call",
+    attributes: {
+      "session.id": "g",
+      "event.name": "gemini_cli.tool_call",
+      "function_name": "run_shell_command",
+      "duration_ms": 387,
+      "success": true,
+      "decision": "accept",
+      "tool_type": "native",
+      "content_length": 137,
+      ...attributes,
+    },
+  }));
+}
+
+Deno.test("Gemini CLI: a call its policy denied (no decision, policy_violation) is rejected by config", () => {
+  const call = only(
+    geminiToolCall({
+      "success": false,
+      "decision": null,
+      "duration_ms": 1,
+      "content_length": 32,
+      "error": "Tool execution denied by policy.",
+      "error.message": "Tool execution denied by policy.",
+      "error_type": "policy_violation",
+      "error.type": "policy_violation",
+      "function_args": '{\n  "command": "git push origin main"\n}',
+    }),
+    "tool_call",
+  );
+  assert.equal(call.outcome, "rejected");
+  assert.equal(call.decision, "reject");
+  assert.equal(call.decisionSource, "config");
+  assert.equal(call.durationMs, null);
+  assert.equal(call.resultSizeBytes, null);
+  assert.equal(call.errorMessage, undefined);
+  assert.equal(call.arguments, '{\n  "command": "git push origin main"\n}');
+  // Another failure without a decision is still an error.
+  const failed = only(
+    geminiToolCall({
+      "success": false,
+      "decision": null,
+      "error": "Command failed: boom",
+      "error_type": "shell_execute_error",
+    }),
+    "tool_call",
+  );
+  assert.equal(failed.outcome, "error");
+  assert.equal(failed.decisionSource, undefined);
+  assert.equal(failed.errorType, "shell_execute_error");
+});
+
+Deno.test("Gemini CLI: a command whose metadata reports a non-zero exit is an error despite success", () => {
+  const curl = only(
+    geminiToolCall({ "metadata": '{\n  "exitCode": 6,\n  "isError": true\n}' }),
+    "tool_call",
+  );
+  assert.equal(curl.outcome, "error");
+  assert.equal(curl.errorMessage, "Command exited with code: 6");
+  assert.equal(curl.durationMs, 387);
+  assert.equal(curl.resultSizeBytes, 137);
+  assert.equal(curl.decision, "accept");
+  // Structured metadata (an OTLP kvlist) counts the same.
+  assert.equal(
+    only(geminiToolCall({ "metadata": { "exitCode": 2, "isError": true } }), "tool_call").outcome,
+    "error",
+  );
+  // A write's diff statistics, an exit code 0 or metadata that is not JSON: ok.
+  for (
+    const metadata of [
+      '{"model_added_lines":1,"model_removed_lines":0}',
+      '{"exitCode":0}',
+      "exitCode 6",
+    ]
+  ) {
+    assert.equal(only(geminiToolCall({ metadata }), "tool_call").outcome, "ok", metadata);
+  }
 });
 
 // ------------------------------------------------------------ GenAI semconv
