@@ -9,7 +9,7 @@
  */
 
 import { shannonEntropy } from "./_entropy.ts";
-import { escapeViews, hasHidingEscape, hasRevealingEscape, MAX_ESCAPE_DEPTH } from "./_escapes.ts";
+import { escapeViews, hasHidingEscape, MAX_ESCAPE_DEPTH } from "./_escapes.ts";
 import type { CredentialRule } from "./_types.ts";
 import { credentialRules } from "./rules/credentials.ts";
 
@@ -134,7 +134,7 @@ export class CredentialDocument {
   scan(text: string, key: string | undefined, all: boolean): SecretMatch[] {
     const found: SecretMatch[] = [];
     this.#scanText(text, key, all, found, undefined);
-    if (this.#rules.length > 0 && hasRevealingEscape(text)) {
+    if (this.#rules.length > 0 && hasHidingEscape(text)) {
       for (const view of escapeViews(text)) this.#scanText(view.text, key, all, found, view.origin);
     }
     found.sort((a, b) => a.start - b.start || a.rank - b.rank);

@@ -1,11 +1,11 @@
 /**
  * JSON string escapes decoded for secret scanning. A secret can reach us
- * written as `\u0041\u004b\u0049\u0041…` (`AKIA…`), with `\/` in a URL or
- * `\"` around a quoted value: in a text that is not JSON (a result, an error
- * message), in JSON encoded twice (a JSON string holding JSON), or in JSON
- * that does not parse (a truncated output). A view decodes those escapes and
- * remembers where each of its characters came from, so a secret found in the
- * view is redacted in the text as it was written, escapes included.
+ * written as `\u0041\u004b\u0049\u0041…` (`AKIA…`) or with `\/` in a URL: in a
+ * text that is not JSON (a result, an error message), in JSON encoded twice
+ * (a JSON string holding JSON), or in JSON that does not parse (a truncated
+ * output). A view decodes those escapes and remembers where each of its
+ * characters came from, so a secret found in the view is redacted in the
+ * text as it was written, escapes included.
  *
  * @module
  */
@@ -25,23 +25,20 @@ export interface EscapeView {
 /** One JSON string escape. */
 const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g;
 /**
- * Escapes that can hide a rule keyword (`\u0041KIA`, `:\/\/`, `pass\u0077ord`)
- * rather than only change where a secret ends.
+ * Escapes that can hide a secret from the rules (`\u0041KIA`, `:\/\/`,
+ * `pass\u0077ord`). The others only move where a value ends (`\n`, `\t`:
+ * the rules stop there or redaction takes a little more) or are matched by
+ * the rules themselves (`\"` around a quoted value), so a text with only
+ * those is read as it is.
  */
 const HIDING_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|\/)/;
-/**
- * Escapes that can hide a secret from the rules: the hiding ones and `\"`,
- * which turns `password=\"…\"` into an unquoted value the rules reject. A
- * `\n` or `\t` only moves where a value ends (the rules stop at it or the
- * redaction takes a little more), so a text with only those is read as is.
- */
-const REVEALING_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|[/"])/;
 /**
  * How many times a string may have been JSON-encoded and still be decoded:
  * a JSON string holding JSON holding an escaped secret is three.
  */
 export const MAX_ESCAPE_DEPTH = 3;
 
+/** What each single-character escape stands for. */
 const SIMPLE: Record<string, string> = {
   '"': '"',
   "\\": "\\",
@@ -53,14 +50,9 @@ const SIMPLE: Record<string, string> = {
   t: "\t",
 };
 
-/** True when the text holds an escape that can hide a keyword from a plain search. */
+/** True when the text holds an escape that can hide a secret from the rules. */
 export function hasHidingEscape(text: string): boolean {
   return text.includes("\\") && HIDING_ESCAPE.test(text);
-}
-
-/** True when decoding the text's escapes can reveal a secret the rules miss in it. */
-export function hasRevealingEscape(text: string): boolean {
-  return text.includes("\\") && REVEALING_ESCAPE.test(text);
 }
 
 /** The text with one level of JSON string escapes decoded; undefined when it has none. */
@@ -89,15 +81,15 @@ export function unescapeOnce(text: string): EscapeView | undefined {
 }
 
 /**
- * The text decoded once, twice, … (at most `depth` times, while escapes
- * remain), each view mapped back to the original text.
+ * The text decoded once, twice, … (at most `depth` times, while escapes that
+ * can hide a secret remain), each view mapped back to the original text.
  */
 export function escapeViews(text: string, depth = MAX_ESCAPE_DEPTH): EscapeView[] {
   const views: EscapeView[] = [];
   let current = unescapeOnce(text);
   while (current !== undefined) {
     views.push(current);
-    if (views.length >= depth) break;
+    if (views.length >= depth || !hasHidingEscape(current.text)) break;
     const next = unescapeOnce(current.text);
     if (next === undefined) break;
     const origin = new Int32Array(next.origin.length);

@@ -14,11 +14,16 @@ import { codeValues, defaultPasswords, placeholderSecrets } from "./_placeholder
 const PEM_BODY = String
   .raw`((?:[A-Za-z0-9+/=]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]*)(?:[A-Za-z0-9+/=]|\s|\\[nrt]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]*)*)`;
 
-/** Separator of a `key = value` assignment: `=`, `:`, `:=`, `=>`, quotes around the key. */
-const ASSIGN = String.raw`["']?\s{0,4}(?::=|=>|=|:)\s{0,4}`;
-/** The value of an assignment: quoted, or up to a delimiter. */
+/**
+ * Separator of a `key = value` assignment: `=`, `:`, `:=`, `=>`, quotes around
+ * the key. Here and in the rules below a quote may be JSON-escaped (`\"`), as
+ * in a JSON document read as text (a result, an error message, JSON inside a
+ * JSON string).
+ */
+const ASSIGN = String.raw`(?:\\?["'])?\s{0,4}(?::=|=>|=|:)\s{0,4}`;
+/** The value of an assignment: quoted (JSON-escaped quotes too), or up to a delimiter. */
 const VALUE = String
-  .raw`(?:"([^"\s]{8,200})"|'([^'\s]{8,200})'|([^\s"'\x60,;&|<>(){}\[\]]{8,200}))`;
+  .raw`(?:\\"([^"\s\\]{8,200})\\"|"([^"\s]{8,200})"|'([^'\s]{8,200})'|([^\s"'\x60,;&|<>(){}\[\]]{8,200}))`;
 /**
  * Up to two `_suffix` parts after a key word (`password_prod`, `token.value`),
  * but not one that makes the key about something else (`password_file`,
@@ -122,7 +127,7 @@ export const credentialRules: CredentialRule[] = [
     keywords: ["secret"],
     pattern: new RegExp(
       String
-        .raw`secret[_.-]?(?:access[_.-]?)?key(?:${ASSIGN}|\s+)["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
+        .raw`secret[_.-]?(?:access[_.-]?)?key(?:${ASSIGN}|\s+)(?:\\?["'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
       "i",
     ),
     requires: /aws|amazon|secretaccesskey/i,
@@ -145,7 +150,7 @@ export const credentialRules: CredentialRule[] = [
     label: "aws_session_token",
     keywords: ["token"],
     pattern: new RegExp(
-      String.raw`session[_.-]?token${ASSIGN}["']?([A-Za-z0-9/+=]{100,4096})`,
+      String.raw`session[_.-]?token${ASSIGN}(?:\\?["'])?([A-Za-z0-9/+=]{100,4096})`,
       "i",
     ),
     requires: /aws|amazon|sessiontoken/i,
@@ -255,7 +260,7 @@ export const credentialRules: CredentialRule[] = [
     keywords: ["heroku"],
     pattern: new RegExp(
       String
-        .raw`heroku[\w.-]{0,20}?(?:api[_-]?key|token|key)${ASSIGN}["']?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`,
+        .raw`heroku[\w.-]{0,20}?(?:api[_-]?key|token|key)${ASSIGN}(?:\\?["'])?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`,
       "i",
     ),
   },
@@ -266,7 +271,7 @@ export const credentialRules: CredentialRule[] = [
     keywords: ["cloudflare", "cf_", "cf-"],
     pattern: new RegExp(
       String
-        .raw`(?:cloudflare|cf)[_-]?(?:api[_-]?)?(?:token|key)${ASSIGN}["']?([A-Za-z0-9_-]{37,45})(?![A-Za-z0-9_-])`,
+        .raw`(?:cloudflare|cf)[_-]?(?:api[_-]?)?(?:token|key)${ASSIGN}(?:\\?["'])?([A-Za-z0-9_-]{37,45})(?![A-Za-z0-9_-])`,
       "i",
     ),
     minEntropy: 3.5,
@@ -588,7 +593,7 @@ export const credentialRules: CredentialRule[] = [
     label: "twilio_auth_token",
     keywords: ["twilio"],
     pattern: new RegExp(
-      String.raw`twilio[\w.-]{0,20}?token${ASSIGN}["']?([a-f0-9]{32})(?![a-f0-9])`,
+      String.raw`twilio[\w.-]{0,20}?token${ASSIGN}(?:\\?["'])?([a-f0-9]{32})(?![a-f0-9])`,
       "i",
     ),
   },
@@ -662,7 +667,7 @@ export const credentialRules: CredentialRule[] = [
     label: "datadog_api_key",
     keywords: ["datadog", "dd_a", "dd-a"],
     pattern: new RegExp(
-      String.raw`(?:datadog|dd)[_-]?api[_-]?key${ASSIGN}["']?([a-f0-9]{32})(?![a-f0-9])`,
+      String.raw`(?:datadog|dd)[_-]?api[_-]?key${ASSIGN}(?:\\?["'])?([a-f0-9]{32})(?![a-f0-9])`,
       "i",
     ),
   },
@@ -673,7 +678,7 @@ export const credentialRules: CredentialRule[] = [
     keywords: ["datadog", "dd_a", "dd-a"],
     pattern: new RegExp(
       String
-        .raw`(?:datadog|dd)[_-]?app(?:lication)?[_-]?key${ASSIGN}["']?([a-f0-9]{40})(?![a-f0-9])`,
+        .raw`(?:datadog|dd)[_-]?app(?:lication)?[_-]?key${ASSIGN}(?:\\?["'])?([a-f0-9]{40})(?![a-f0-9])`,
       "i",
     ),
   },
@@ -843,7 +848,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "curl_basic_auth",
     keywords: ["curl"],
-    pattern: /(?<![\w-])(?:-u\s*|--user[=\s]\s*)["']?[^\s:"'@]{1,100}:([^\s"']{1,200})/,
+    pattern: /(?<![\w-])(?:-u\s*|--user[=\s]\s*)(?:\\?["'])?[^\s:"'@]{1,100}:([^\s"']{1,200})/,
     allow: [...placeholderSecrets, ...defaultPasswords, /^\d+$/],
   },
   {
@@ -860,7 +865,8 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "basic_auth_header",
     keywords: ["authorization"],
-    pattern: /authorization["']?\s*[:=]\s*["']?Basic\s+([A-Za-z0-9+/]{8,1024}={0,2})/i,
+    pattern:
+      /authorization(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?Basic\s+([A-Za-z0-9+/]{8,1024}={0,2})/i,
     minEntropy: 3,
     allow: [...placeholderSecrets, ...codeValues],
   },
@@ -870,7 +876,7 @@ export const credentialRules: CredentialRule[] = [
     label: "authorization_header",
     keywords: ["authorization"],
     pattern:
-      /[Aa]uthorization["']?\s*[:=]\s*["']?(?:Token|token|ApiKey|Api-Key|apikey|SSWS|Key|key)\s+([A-Za-z0-9._~+/=-]{8,4096})/,
+      /[Aa]uthorization(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:Token|token|ApiKey|Api-Key|apikey|SSWS|Key|key)\s+([A-Za-z0-9._~+/=-]{8,4096})/,
     minEntropy: 3,
     allow: [...placeholderSecrets, ...codeValues],
   },
@@ -899,7 +905,7 @@ export const credentialRules: CredentialRule[] = [
     label: "generic_password",
     keywords: ["login", "sshpass"],
     pattern:
-      /\b(?:(?:docker|podman|buildah|skopeo|helm registry|oras) login|sshpass)\b[^\n|;&]{0,200}?\s-p\s*["']?([^\s"'-][^\s"']{3,199})/,
+      /\b(?:(?:docker|podman|buildah|skopeo|helm registry|oras) login|sshpass)\b[^\n|;&]{0,200}?\s-p\s*(?:\\?["'])?([^\s"'-][^\s"']{3,199})/,
     allow: [...placeholderSecrets, ...defaultPasswords],
   },
   {
@@ -907,7 +913,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "generic_password",
     keywords: ["pass"],
-    pattern: /(?<![\w-])--(?:[a-z]+-)?pass(?:word|wd)?\s+["']?([^\s"'-][^\s"']{7,199})/,
+    pattern: /(?<![\w-])--(?:[a-z]+-)?pass(?:word|wd)?\s+(?:\\?["'])?([^\s"'-][^\s"']{7,199})/,
     minEntropy: 3,
     allow: [...placeholderSecrets, ...codeValues],
   },
@@ -917,7 +923,7 @@ export const credentialRules: CredentialRule[] = [
     label: "generic_token",
     keywords: ["token", "api-key", "apikey", "secret"],
     pattern:
-      /(?<![\w-])--(?:[a-z]+-)?(?:token|api-?key|secret|client-secret)\s+["']?([^\s"'-][^\s"']{7,199})/,
+      /(?<![\w-])--(?:[a-z]+-)?(?:token|api-?key|secret|client-secret)\s+(?:\\?["'])?([^\s"'-][^\s"']{7,199})/,
     minEntropy: 3,
     allow: [...placeholderSecrets, ...codeValues],
   },
