@@ -77,6 +77,7 @@ const rawConfig = z.object({
   maxQueuedQueries: positiveInt("query queue length").default(256),
   keepSecrets: z.boolean().default(false),
   readOnly: z.boolean().default(false),
+  allowEmptyStore: z.boolean().default(false),
   retentionDays: positiveInt("retention").default(400).refine((days) => days >= 90, {
     error: "Invalid retention: at least 90 days, so that every insight window stays whole",
   }),
@@ -113,6 +114,8 @@ export interface ServeConfig {
   maxQueuedQueries: number;
   keepSecrets: boolean;
   readOnly: boolean;
+  /** Start although the key store is empty or `telemetry.db` missing while data existed. */
+  allowEmptyStore: boolean;
   logLevel: LogLevel;
   retentionDays: number;
   maxDiskBytes: number | null;
@@ -136,6 +139,7 @@ const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
   maxQueuedQueries: "AGENT_TELEMETRY_MAX_QUEUED_QUERIES",
   keepSecrets: "AGENT_TELEMETRY_KEEP_SECRETS",
   readOnly: "AGENT_TELEMETRY_READONLY",
+  allowEmptyStore: "AGENT_TELEMETRY_ALLOW_EMPTY_STORE",
   logLevel: "AGENT_TELEMETRY_LOG_LEVEL",
   retentionDays: "AGENT_TELEMETRY_RETENTION_DAYS",
   maxDiskBytes: "AGENT_TELEMETRY_MAX_DISK_BYTES",
@@ -152,7 +156,7 @@ export function resolveServeConfig(
     if (value !== undefined) merged[key] = value;
   }
   merged.data ??= "./data";
-  for (const key of ["keepSecrets", "readOnly"]) {
+  for (const key of ["keepSecrets", "readOnly", "allowEmptyStore"]) {
     const value = merged[key];
     if (typeof value === "string") merged[key] = ["1", "true", "yes"].includes(value.toLowerCase());
   }
@@ -193,6 +197,7 @@ export function resolveServeConfig(
     maxQueuedQueries: raw.maxQueuedQueries,
     keepSecrets: raw.keepSecrets,
     readOnly: raw.readOnly,
+    allowEmptyStore: raw.allowEmptyStore,
     logLevel: raw.logLevel,
     retentionDays: raw.retentionDays,
     maxDiskBytes: raw.maxDiskBytes ?? null,

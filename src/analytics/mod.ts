@@ -9,6 +9,7 @@
 import type { ApiHandler } from "../api/context.ts";
 import type { Route } from "../http/router.ts";
 import { log } from "../log.ts";
+import { directoryWritable } from "../store/sqlite.ts";
 import {
   type InsightBody,
   type InsightEngine,
@@ -76,8 +77,9 @@ export interface Analytics {
  * Resolves once the file is open; `ready` tells when the replica has caught up.
  */
 export async function openAnalytics(options: AnalyticsOptions): Promise<Analytics> {
+  const path = replicaPath(options.path, options.quiet ?? false);
   const replica = await Replica.open({
-    path: options.path,
+    path,
     source: options.source,
     quiet: options.quiet,
   });
@@ -114,4 +116,19 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     },
     close: () => replica.close(),
   };
+}
+
+/**
+ * The replica's file, or DuckDB's memory when its directory cannot be written
+ * (a read-only node on read-only media): the replica is then built at each
+ * start, as a missing file would be.
+ */
+function replicaPath(path: string, quiet: boolean): string {
+  const slash = path.lastIndexOf("/");
+  const dir = slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+  if (directoryWritable(dir)) return path;
+  if (!quiet) {
+    log("info", "analytics replica: its directory is read-only; building it in memory", { path });
+  }
+  return ":memory:";
 }

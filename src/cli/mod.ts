@@ -9,6 +9,7 @@ import { VERSION } from "../version.ts";
 import { SERVICE_NAME } from "../api/ping.ts";
 import { adminCommandNames, isAdminGroup, runAdminCommand } from "./admin.ts";
 import { runBackup, runRestore } from "./backup.ts";
+import { runCheck } from "./check.ts";
 import { runDetect } from "./detect.ts";
 import { runMigrateToPostgres } from "./migrate_to_postgres.ts";
 import { runServe } from "./serve.ts";
@@ -18,10 +19,12 @@ const USAGE = `Usage: agent-telemetry <command> [flags]
 
 Commands:
   serve [--listen H:P] [--ingest-listen H:P] [--grpc-listen H:P|off] [--tls-cert F --tls-key F]
-        [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets] [--metrics-token T]
+        [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
+        [--readonly] [--allow-empty-store] [--metrics-token T]
   demo [--actors N] [--days D] [serve flags]
 ${adminCommandNames.map((name) => `  ${name}`).join("\n")}
   detect rescan [--keep-secrets]
+  check                  verify every page of keys.db and telemetry.db
   backup --out DIR
   restore --from DIR
   migrate-to-postgres --database URL [--batch N]
@@ -32,6 +35,7 @@ Every command takes --data DIR (default ./data, env AGENT_TELEMETRY_DATA) and --
 /** Runs the command line; resolves with the exit code. */
 export async function runCli(args: string[]): Promise<number> {
   const [command, action, ...rest] = args;
+  restrictNewFiles();
   try {
     if (command === undefined || command === "help" || command === "--help") {
       printUsage();
@@ -44,6 +48,8 @@ export async function runCli(args: string[]): Promise<number> {
       await runDemo(args.slice(1));
     } else if (command === "detect") {
       await runDetect(action, rest);
+    } else if (command === "check") {
+      runCheck(args.slice(1));
     } else if (command === "backup") {
       runBackup(args.slice(1));
     } else if (command === "restore") {
@@ -66,6 +72,14 @@ export async function runCli(args: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+/**
+ * Data files, backups and directories this process creates are its user's
+ * alone (0600, 0700): they hold key hashes and telemetry.
+ */
+function restrictNewFiles(): void {
+  if (Deno.build.os !== "windows") Deno.umask(0o077);
 }
 
 function printUsage(): void {

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { resolveServeConfig, type ServeFlags } from "../config.ts";
+import { type ListenAddress, resolveServeConfig, type ServeFlags } from "../config.ts";
+import { UserInputError } from "../errors.ts";
 import { startServer } from "../http/server.ts";
 import { log } from "../log.ts";
 import { parseFlags } from "./usage.ts";
@@ -26,6 +27,7 @@ export const serveFlagSpec = {
   "max-queued-queries": text,
   "keep-secrets": { type: "boolean" },
   readonly: { type: "boolean" },
+  "allow-empty-store": { type: "boolean" },
   "log-level": text,
   "retention-days": text,
   "max-disk-bytes": text,
@@ -49,6 +51,7 @@ export function serveFlags(values: Record<string, string | boolean | undefined>)
     "max-queued-queries": "maxQueuedQueries",
     "keep-secrets": "keepSecrets",
     readonly: "readOnly",
+    "allow-empty-store": "allowEmptyStore",
     "log-level": "logLevel",
     "retention-days": "retentionDays",
     "max-disk-bytes": "maxDiskBytes",
@@ -64,11 +67,34 @@ export function serveFlags(values: Record<string, string | boolean | undefined>)
 export async function runServe(args: string[]): Promise<void> {
   const values = parseFlags(args, serveFlagSpec);
   const config = resolveServeConfig(serveFlags(values));
+  requirePortFree(config.listen, "--listen");
+  requirePortFree(config.ingestListen, "--ingest-listen");
   const server = await startServer(config);
   await waitForSignal();
   log("info", "shutting down: finishing in-flight requests");
   await server.close();
   log("info", "stopped");
+}
+
+/**
+ * Fails with one line when a fixed port cannot be bound (in use, not
+ * permitted), before anything is opened or created.
+ */
+function requirePortFree(address: ListenAddress, flag: string): void {
+  if (address.port === 0) return;
+  let listener: Deno.Listener;
+  try {
+    listener = Deno.listen({ hostname: address.hostname, port: address.port });
+  } catch (error) {
+    const shown = address.hostname.includes(":")
+      ? `[${address.hostname}]:${address.port}`
+      : `${address.hostname}:${address.port}`;
+    const reason = error instanceof Deno.errors.AddrInUse
+      ? "already in use; stop the other process or choose another port"
+      : `${error instanceof Error ? error.message : String(error)}; choose another address`;
+    throw new UserInputError(`Cannot listen on "${shown}" (${flag}): ${reason}`);
+  }
+  listener.close();
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */

@@ -45,7 +45,7 @@ export function dataPaths(dir: string) {
 
 /** Opens just the key store (admin commands). */
 export function openKeyStore(dir: string): KeyStore {
-  Deno.mkdirSync(dir, { recursive: true });
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return KeyStore.open(dataPaths(dir).keys);
 }
 
@@ -91,7 +91,7 @@ export async function openDataDir(dir: string, options: DataDirOptions): Promise
       close: () => Promise.resolve(keys.close()),
     };
   }
-  Deno.mkdirSync(dir, { recursive: true });
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const keys = KeyStore.open(paths.keys);
   migrateTelemetry(paths.telemetry);
   const writer = await WriterThread.open(paths.telemetry, {

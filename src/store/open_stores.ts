@@ -7,6 +7,7 @@
  */
 import type { ServeConfig } from "../config.ts";
 import { dataPaths, openDataDir, openKeyStore, openTelemetryWriter } from "./data_dir.ts";
+import { checkDataFiles } from "./file_checks.ts";
 import { connectPostgres } from "./postgres/client.ts";
 import { PgKeyStore } from "./postgres/keys.ts";
 import { migratePostgres, requirePostgresMigrated } from "./postgres/migrate.ts";
@@ -48,6 +49,10 @@ function retentionOf(config: ServeConfig): RetentionOptions {
 }
 
 async function openSqliteStores(config: ServeConfig): Promise<Stores> {
+  checkDataFiles(config.dataDir, {
+    readOnly: config.readOnly,
+    allowEmptyStore: config.allowEmptyStore,
+  });
   const dataDir = await openDataDir(config.dataDir, {
     readOnly: config.readOnly,
     redactSecrets: !config.keepSecrets,
@@ -59,6 +64,7 @@ async function openSqliteStores(config: ServeConfig): Promise<Stores> {
     timeoutMs: config.queryTimeoutMs,
     maxQueued: config.maxQueuedQueries,
   });
+  await reader.ready();
   return {
     engine: "sqlite",
     keys: dataDir.keys,
@@ -85,6 +91,8 @@ async function openSqliteStores(config: ServeConfig): Promise<Stores> {
  */
 async function openPostgresStores(config: ServeConfig): Promise<Stores> {
   const url = config.database!;
+  // The node's own file, the replica, lives there.
+  Deno.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const keysPool = connectPostgres(url, { max: 2, applicationName: "agent-telemetry keys" });
   const writerPool = connectPostgres(url, { max: 4, applicationName: "agent-telemetry ingest" });
   const readPool = connectPostgres(url, {

@@ -26,7 +26,7 @@ export interface OpenOptions {
 
 /** Opens (creating when missing) a SQLite file with the service's pragmas. */
 export function openDatabase(path: string, options: OpenOptions = {}): DatabaseSync {
-  const db = new DatabaseSync(path, {
+  const db = new DatabaseSync(sqliteLocation(path, options.readOnly ?? false), {
     timeout: options.busyTimeoutMs ?? 5000,
     readOnly: options.readOnly ?? false,
     enableForeignKeyConstraints: true,
@@ -41,6 +41,51 @@ export function openDatabase(path: string, options: OpenOptions = {}): DatabaseS
   db.exec("PRAGMA temp_store = MEMORY");
   db.exec(`PRAGMA cache_size = -${Math.round((options.cacheMiB ?? 8) * 1024)}`);
   return db;
+}
+
+/**
+ * Where SQLite opens `path`: the path itself, or, read-only on read-only
+ * media (where SQLite cannot create the WAL's `-shm` file), an `immutable`
+ * URI that needs none. A WAL that still holds writes cannot be read that way:
+ * that is refused with what to do.
+ */
+export function sqliteLocation(path: string, readOnly: boolean): string | URL {
+  if (!readOnly || directoryWritable(parentDirectory(path))) return path;
+  let walBytes = 0;
+  try {
+    walBytes = Deno.statSync(`${path}-wal`).size;
+  } catch {
+    // No WAL: everything is in the file.
+  }
+  if (walBytes > 0) {
+    throw new UserInputError(
+      `Data file on read-only storage has writes only in its WAL: "${path}-wal"; start once without --readonly on writable storage so they are checkpointed`,
+    );
+  }
+  const url = new URL(`file://${encodeURI(absolutePath(path))}`);
+  url.searchParams.set("immutable", "1");
+  return url;
+}
+
+function parentDirectory(path: string): string {
+  const index = path.lastIndexOf("/");
+  return index < 0 ? "." : index === 0 ? "/" : path.slice(0, index);
+}
+
+function absolutePath(path: string): string {
+  return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+}
+
+/** Whether a file can be created in `dir` (read-only media and permissions say no). */
+export function directoryWritable(dir: string): boolean {
+  const probe = `${dir}/.write-probe-${crypto.randomUUID()}`;
+  try {
+    Deno.writeFileSync(probe, new Uint8Array(), { createNew: true });
+    Deno.removeSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,0 +1,180 @@
+/**
+ * Start-up checks of a data directory, run before anything is created: each
+ * SQLite file that exists is opened read-only and verified (`PRAGMA
+ * quick_check`, or the full `integrity_check` on demand), and a directory
+ * that shows data once existed — a replica, telemetry — but whose key store
+ * is empty, or whose `telemetry.db` is gone, is refused unless the operator
+ * says so. Every refusal is one line naming the file and what to do.
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import { UserInputError } from "../errors.ts";
+import { sqliteLocation } from "./sqlite.ts";
+
+/** A data file that cannot be used as it is: one line naming it and what to do. */
+export class DataFileError extends UserInputError {
+  override name = "DataFileError";
+}
+
+/** The flag that lets `serve` start over a store that looks emptied. */
+export const ALLOW_EMPTY_STORE_FLAG = "--allow-empty-store";
+
+/** Options of {@link checkDataFiles}. */
+export interface DataFileCheckOptions {
+  /** `integrity_check` (every page) instead of `quick_check`. */
+  full?: boolean;
+  /** Start even when the key store is empty or `telemetry.db` missing while data existed. */
+  allowEmptyStore?: boolean;
+  /** Serving read-only: nothing will be created, so every file must exist. */
+  readOnly?: boolean;
+}
+
+/** What a check found, file by file (`check --json`). */
+export type DataFileReport = Record<string, "ok" | "missing">;
+
+const RESTORE_HINT = "restore it from a backup (restore --from DIR) or move it away";
+
+/** Verifies the SQLite files of `dir`; throws {@link DataFileError} on the first problem. */
+export function checkDataFiles(
+  dir: string,
+  options: DataFileCheckOptions = {},
+): DataFileReport {
+  const paths = {
+    keys: `${dir}/keys.db`,
+    telemetry: `${dir}/telemetry.db`,
+    analytics: `${dir}/analytics.duckdb`,
+  };
+  const report: DataFileReport = {};
+  const sizes: Record<string, number | null> = {};
+  for (const [name, path] of Object.entries(paths)) sizes[name] = fileSize(path);
+  if (sizes.keys === null && sizes.telemetry === null && sizes.analytics === null) {
+    if (options.readOnly) {
+      throw new DataFileError(
+        `No data files in "${dir}": --readonly serves an existing data directory; check --data`,
+      );
+    }
+    return { [paths.keys]: "missing", [paths.telemetry]: "missing" };
+  }
+  const facts = { orgs: 0, toolCalls: 0 };
+  for (const name of ["keys", "telemetry"] as const) {
+    const path = paths[name];
+    if (sizes[name] === null) {
+      report[path] = "missing";
+      continue;
+    }
+    if (sizes[name] === 0) {
+      // SQLite takes an empty file as a new database.
+      if (options.allowEmptyStore) continue;
+      throw new DataFileError(
+        `Empty data file: "${path}" (0 bytes); ${RESTORE_HINT}, or start with ${ALLOW_EMPTY_STORE_FLAG}`,
+      );
+    }
+    if (!options.readOnly) requireWritable(path);
+    const counted = verifySqliteFile(path, name, options.full ?? false);
+    if (name === "keys") facts.orgs = counted;
+    else facts.toolCalls = counted;
+    report[path] = "ok";
+  }
+  if (options.allowEmptyStore) return report;
+  const replicaExists = sizes.analytics !== null;
+  if (sizes.telemetry === null && replicaExists) {
+    throw new DataFileError(
+      `Missing data file: "${paths.telemetry}" while "${paths.analytics}" shows data existed; restore it from a backup (restore --from DIR), or start with ${ALLOW_EMPTY_STORE_FLAG} to begin empty`,
+    );
+  }
+  if (facts.orgs === 0 && (facts.toolCalls > 0 || (sizes.keys === null && replicaExists))) {
+    throw new DataFileError(
+      `Empty key store: "${paths.keys}" has no organizations while telemetry exists (every agent would get 401); restore it from a backup, or start with ${ALLOW_EMPTY_STORE_FLAG}`,
+    );
+  }
+  return report;
+}
+
+/**
+ * Opens a SQLite file read-only and runs `quick_check` (or `integrity_check`);
+ * returns the number of organizations (key store) or tool calls (telemetry).
+ */
+function verifySqliteFile(path: string, name: "keys" | "telemetry", full: boolean): number {
+  // A read-only connection to a WAL database creates `-wal` and `-shm`:
+  // remove them again when they were not there before, so that a refused
+  // start leaves the directory as it found it.
+  const companions = [`${path}-wal`, `${path}-shm`].filter((file) => fileSize(file) === null);
+  let db: DatabaseSync | null = null;
+  try {
+    db = new DatabaseSync(sqliteLocation(path, true), { readOnly: true });
+    const pragma = full ? "integrity_check" : "quick_check";
+    const rows = db.prepare(`PRAGMA ${pragma}`).all() as Record<string, unknown>[];
+    const verdict = rows.map((row) => String(Object.values(row)[0])).join("; ").replace(
+      /\s+/g,
+      " ",
+    );
+    if (verdict !== "ok") {
+      throw new DataFileError(
+        `Corrupt data file: "${path}" (${pragma}: ${verdict.slice(0, 200)}); ${RESTORE_HINT}`,
+      );
+    }
+    const table = name === "keys" ? "orgs" : "tool_calls";
+    if (!hasTable(db, table)) return 0;
+    return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+  } catch (error) {
+    if (error instanceof DataFileError) throw error;
+    throw new DataFileError(
+      `Cannot use data file: "${path}" (${describe(error)}); ${hintFor(error)}`,
+    );
+  } finally {
+    if (db?.isOpen) db.close();
+    if (companions.length === 2 && !(Number(fileSize(`${path}-wal`)) > 0)) {
+      for (const file of companions) removeQuietly(file);
+    }
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch {
+    // Not created.
+  }
+}
+
+function requireWritable(path: string): void {
+  try {
+    Deno.openSync(path, { read: true, write: true }).close();
+  } catch (error) {
+    throw new DataFileError(
+      `Data file is not writable: "${path}" (${
+        describe(error)
+      }); give the service's user read and write permission on it, or serve it with --readonly`,
+    );
+  }
+}
+
+function hasTable(db: DatabaseSync, table: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !==
+    undefined;
+}
+
+function hintFor(error: unknown): string {
+  const text = describe(error);
+  if (/not a database|malformed|corrupt/i.test(text)) return RESTORE_HINT;
+  if (/permission|readonly|read-only|access/i.test(text)) {
+    return "give the service's user read and write permission on it";
+  }
+  return RESTORE_HINT;
+}
+
+function fileSize(path: string): number | null {
+  try {
+    return Deno.statSync(path).size;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw new DataFileError(
+      `Cannot use data file: "${path}" (${describe(error)}); give the service's user access to it`,
+    );
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message.split("\n")[0]! : String(error);
+}

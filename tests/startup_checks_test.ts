@@ -1,0 +1,317 @@
+/**
+ * Start-up on damaged files (finding 9 of issue #14): every refusal is one
+ * line on stderr naming the file, exit code 2, and nothing created; an
+ * emptied key store or a deleted `telemetry.db` is refused unless
+ * `--allow-empty-store`; `--readonly` serves from read-only media; a
+ * PostgreSQL node creates its `--data` directory; new files are 0600.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { listenerUrl, runCliProcess, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
+import { canMount, spawnNamespacedServer } from "./_faults.ts";
+import { pgTestUrl } from "./_pg.ts";
+import { loadScenario } from "./_scenario.ts";
+
+/** A data directory with the scenario's data, its keys, and a built replica. */
+async function seedDataDir(): Promise<{ dir: string; apiKey: string; ingestKey: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-startup-" });
+  await using server = await startTestServer({ dir });
+  const { org } = await loadScenario(server);
+  const insight = await server.getJson("/v1/insights/top-tools?window=30d", org.apiKey);
+  assert.equal(insight.status, 200);
+  return { dir, apiKey: org.apiKey, ingestKey: org.ingestKey };
+}
+
+function listing(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)].map((entry) => entry.name).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** Asserts exit 2 and one stderr line naming `file` and `hint`, and nothing new in `dir`. */
+async function assertRefused(
+  args: string[],
+  dir: string,
+  file: string,
+  hint: RegExp,
+): Promise<void> {
+  const before = listing(dir);
+  const { code, stderr } = await runCliProcess(args);
+  const lines = stderr.trim().split("\n");
+  assert.equal(code, 2, stderr);
+  assert.equal(lines.length, 1, `more than one line:\n${stderr}`);
+  assert.ok(lines[0]!.includes(file), `does not name ${file}: ${lines[0]}`);
+  assert.match(lines[0]!, hint);
+  assert.deepEqual(listing(dir), before, "files were created");
+}
+
+function overwrite(path: string, offset: number, bytes: Uint8Array): void {
+  const file = Deno.openSync(path, { write: true });
+  try {
+    file.seekSync(offset, Deno.SeekMode.Start);
+    file.writeSync(bytes);
+  } finally {
+    file.close();
+  }
+}
+
+Deno.test("serve refuses damaged or emptied data files with one line naming the file", async (t) => {
+  const seed = await seedDataDir();
+  const cases: {
+    name: string;
+    damage: (dir: string) => void;
+    file: string;
+    hint: RegExp;
+    extra?: string[];
+  }[] = [
+    {
+      name: "a corrupt telemetry.db header",
+      damage: (dir) => overwrite(`${dir}/telemetry.db`, 0, new TextEncoder().encode("garbage!")),
+      file: "telemetry.db",
+      hint: /backup/,
+    },
+    {
+      name: "a corrupt keys.db header",
+      damage: (dir) => overwrite(`${dir}/keys.db`, 0, new TextEncoder().encode("garbage!")),
+      file: "keys.db",
+      hint: /backup/,
+    },
+    {
+      name: "a corrupted page in the middle of telemetry.db",
+      damage: (dir) => {
+        const path = `${dir}/telemetry.db`;
+        const db = new DatabaseSync(path);
+        const { rootpage } = db.prepare(
+          "SELECT rootpage FROM sqlite_master WHERE type = 'index' ORDER BY rootpage DESC LIMIT 1",
+        ).get() as { rootpage: number };
+        const pageSize = Number(
+          (db.prepare("PRAGMA page_size").get() as { page_size: number })
+            .page_size,
+        );
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        db.close();
+        overwrite(path, (rootpage - 1) * pageSize, new Uint8Array(pageSize).fill(0xa5));
+      },
+      file: "telemetry.db",
+      hint: /backup/,
+    },
+    {
+      name: "a keys.db truncated to 0 bytes",
+      damage: (dir) => Deno.truncateSync(`${dir}/keys.db`, 0),
+      file: "keys.db",
+      hint: /--allow-empty-store/,
+    },
+    {
+      name: "a deleted telemetry.db while the replica shows data existed",
+      damage: (dir) => Deno.removeSync(`${dir}/telemetry.db`),
+      file: "telemetry.db",
+      hint: /--allow-empty-store/,
+    },
+    {
+      name: "a key store without organizations while telemetry exists",
+      damage: (dir) => {
+        const db = new DatabaseSync(`${dir}/keys.db`);
+        db.exec("PRAGMA foreign_keys = OFF");
+        for (const table of ["api_keys", "actors", "members", "orgs"]) {
+          db.exec(`DELETE FROM ${table}`);
+        }
+        db.close();
+      },
+      file: "keys.db",
+      hint: /--allow-empty-store/,
+    },
+  ];
+  try {
+    for (const scenario of cases) {
+      await t.step(scenario.name, async () => {
+        const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-damaged-" });
+        try {
+          for (const name of listing(seed.dir)) {
+            Deno.copyFileSync(`${seed.dir}/${name}`, `${dir}/${name}`);
+          }
+          scenario.damage(dir);
+          await assertRefused(serveArgs(dir), dir, scenario.file, scenario.hint);
+        } finally {
+          await Deno.remove(dir, { recursive: true });
+        }
+      });
+    }
+    await t.step("check verifies every page and names a corrupted file", async () => {
+      const ok = await runCliProcess(["check", "--data", seed.dir, "--json"]);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(JSON.parse(ok.stdout).files[`${seed.dir}/telemetry.db`], "ok");
+      const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-check-" });
+      try {
+        for (const name of listing(seed.dir)) {
+          Deno.copyFileSync(`${seed.dir}/${name}`, `${dir}/${name}`);
+        }
+        cases[2]!.damage(dir);
+        await assertRefused(["check", "--data", dir], dir, "telemetry.db", /backup/);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+  } finally {
+    await Deno.remove(seed.dir, { recursive: true });
+  }
+});
+
+Deno.test("--allow-empty-store starts over an emptied key store", async () => {
+  const seed = await seedDataDir();
+  try {
+    Deno.truncateSync(`${seed.dir}/keys.db`, 0);
+    const server = await spawnCli(
+      serveArgs(seed.dir, "--allow-empty-store"),
+      /OTLP ingest listening on \S+\n/,
+    );
+    try {
+      assert.match(server.stdout, /OTLP ingest listening on/);
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.child.status;
+    }
+  } finally {
+    await Deno.remove(seed.dir, { recursive: true });
+  }
+});
+
+Deno.test("a port in use is one line naming it, and the data directory is not created", async () => {
+  const base = await Deno.makeTempDir({ prefix: "agent-telemetry-port-" });
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const dir = `${base}/data`;
+    const port = (taken.addr as Deno.NetAddr).port;
+    const args = ["serve", "--data", dir, "--listen", `127.0.0.1:${port}`];
+    const { code, stderr } = await runCliProcess([...args, "--ingest-listen", "127.0.0.1:0"]);
+    assert.equal(code, 2, stderr);
+    assert.equal(stderr.trim().split("\n").length, 1, stderr);
+    assert.match(stderr, new RegExp(`127\\.0\\.0\\.1:${port}.*already in use`));
+    assert.deepEqual(listing(base), [], "the data directory was created");
+  } finally {
+    taken.close();
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test({
+  name: "read-only data files of another user are one line naming the file",
+  ignore: !canMount,
+  fn: async () => {
+    const seed = await seedDataDir();
+    try {
+      for (const name of listing(seed.dir)) Deno.chmodSync(`${seed.dir}/${name}`, 0o444);
+      Deno.chmodSync(seed.dir, 0o777);
+      const before = listing(seed.dir);
+      const output = await new Deno.Command("setpriv", {
+        args: [
+          "--reuid=nobody",
+          "--regid=nogroup",
+          "--clear-groups",
+          Deno.execPath(),
+          "run",
+          "--allow-all",
+          new URL("../main.ts", import.meta.url).pathname,
+          ...serveArgs(seed.dir),
+        ],
+        env: {
+          NO_COLOR: "1",
+          HOME: seed.dir,
+          // This user's module cache, so that nothing is fetched.
+          DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+        },
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(output.stderr).trim();
+      assert.equal(output.code, 2, stderr);
+      assert.equal(stderr.split("\n").length, 1, stderr);
+      assert.match(stderr, /not writable: ".*keys\.db".*--readonly/);
+      assert.deepEqual(listing(seed.dir), before);
+    } finally {
+      await Deno.remove(seed.dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "--readonly serves lists and insights from a read-only bind mount",
+  ignore: !canMount,
+  fn: async () => {
+    const seed = await seedDataDir();
+    const mount = await Deno.makeTempDir({ prefix: "agent-telemetry-ro-" });
+    try {
+      await using server = await spawnNamespacedServer(
+        'mount --bind "$1" "$2" && mount -o remount,ro,bind "$2" || exit 1\nshift 2',
+        [seed.dir, mount],
+        ["--data", mount, "--readonly", "--log-level", "error"],
+      );
+      const headers = { authorization: `Bearer ${seed.apiKey}` };
+      const calls = await fetch(`${server.queryUrl}/v1/tool-calls`, { headers });
+      assert.equal(calls.status, 200, server.stderr());
+      assert.ok((await calls.json()).data.length > 0);
+      const insight = await fetch(`${server.queryUrl}/v1/insights/top-tools?window=30d`, {
+        headers,
+      });
+      assert.equal(insight.status, 200, server.stderr());
+      assert.ok((await insight.json()).summary.total_calls > 0);
+      const ready = await fetch(`${server.queryUrl}/readyz`);
+      assert.equal(ready.status, 200, await ready.text());
+    } finally {
+      await Deno.remove(mount, { recursive: true });
+      await Deno.remove(seed.dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a PostgreSQL node creates its --data directory",
+  ignore: pgTestUrl() === null,
+  fn: async () => {
+    const { createTestDatabase } = await import("./_pg.ts");
+    await using database = await createTestDatabase();
+    const base = await Deno.makeTempDir({ prefix: "agent-telemetry-pgdata-" });
+    try {
+      const dir = `${base}/node/data`;
+      const server = await spawnCli(
+        serveArgs(dir, "--database", database.url),
+        /OTLP ingest listening on \S+\n/,
+      );
+      try {
+        assert.ok(listenerUrl(server.stdout, "OTLP ingest"));
+        assert.ok(Deno.statSync(dir).isDirectory);
+      } finally {
+        server.child.kill("SIGTERM");
+        await server.child.status;
+      }
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+  },
+});
+
+Deno.test("data files and directories the CLI creates are its user's alone", async () => {
+  const base = await Deno.makeTempDir({ prefix: "agent-telemetry-modes-" });
+  try {
+    const dir = `${base}/data`;
+    const created = await runCliProcess(["org", "create", "--name", "Acme", "--data", dir]);
+    assert.equal(created.code, 0, created.stderr);
+    const server = await spawnCli(serveArgs(dir), /OTLP ingest listening on \S+\n/);
+    server.child.kill("SIGTERM");
+    await server.child.status;
+    const backup = await runCliProcess(["backup", "--data", dir, "--out", `${base}/backup`]);
+    assert.equal(backup.code, 0, backup.stderr);
+    for (const path of [dir, `${base}/backup`]) {
+      assert.equal(Deno.statSync(path).mode! & 0o777, 0o700, path);
+    }
+    const files = [`${dir}/keys.db`, `${dir}/telemetry.db`, `${dir}/analytics.duckdb`];
+    for (const path of [...files, `${base}/backup/telemetry.db`]) {
+      assert.equal(Deno.statSync(path).mode! & 0o777, 0o600, path);
+    }
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
