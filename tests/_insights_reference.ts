@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type Analytics, openAnalytics } from "../src/analytics/mod.ts";
 import { ServiceMetrics } from "../src/http/metrics.ts";
+import { ActorNames } from "../src/api/actor_names.ts";
 import { createQueryApp } from "../src/http/query_app.ts";
 import type {
   DecisionEvent,
@@ -694,6 +695,7 @@ export async function startInsightsEnv(
       reader,
       version: "test",
       cursorSecret,
+      actorNames: new ActorNames(stores.keys),
       metrics: new ServiceMetrics(),
       readiness: () => Promise.resolve(),
       logError: (error) => {

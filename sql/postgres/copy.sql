@@ -77,3 +77,42 @@ DELETE FROM sessions WHERE org_id = ? AND session_id = ?;
 -- New rows take seqs above every copied one; never lowers the sequence.
 -- name: raise_seq
 SELECT setval('telemetry_seq', greatest(?::bigint, (SELECT last_value FROM telemetry_seq)));
+
+-- Members the directory held at the last run, so a member removed there since
+-- is removed here too, and only such a member: one added in PostgreSQL itself
+-- is never in this list. A database copied by an earlier version, which kept
+-- no list, starts it from the members it has.
+-- name: copied_members_present
+SELECT to_regclass('migration_members') IS NOT NULL AS present;
+
+-- name: create_copied_members
+CREATE TABLE IF NOT EXISTS migration_members (id TEXT PRIMARY KEY);
+
+-- name: seed_copied_members
+INSERT INTO migration_members (id)
+SELECT id FROM members
+WHERE EXISTS (SELECT 1 FROM migration_progress WHERE tbl = 'members')
+ON CONFLICT DO NOTHING;
+
+-- A removed member's keys are revoked with it, as `member remove` does (the
+-- directory revoked them too; the api_keys pass never un-revokes). Parameters:
+-- the revocation time, then the directory's member ids (a JSON array).
+-- name: revoke_removed_member_keys
+UPDATE api_keys SET revoked_at = ?
+WHERE revoked_at IS NULL AND member_id IN (
+  SELECT id FROM migration_members
+  WHERE id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))
+);
+
+-- name: delete_removed_members
+WITH removed AS (
+  DELETE FROM migration_members
+  WHERE id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))
+  RETURNING id
+)
+DELETE FROM members WHERE id IN (SELECT id FROM removed);
+
+-- name: record_copied_members
+INSERT INTO migration_members (id)
+SELECT jsonb_array_elements_text(?::jsonb)
+ON CONFLICT DO NOTHING;

@@ -58,3 +58,31 @@ INSERT INTO actors (id, org_id, name, ingest_key_hash, created_at) VALUES (?, ?,
 
 -- name: cursor_secret
 SELECT value FROM installation_secrets WHERE name = 'cursor';
+
+-- name: list_orgs
+SELECT id, name, created_at FROM orgs ORDER BY created_at, id COLLATE "C";
+
+-- name: list_members
+SELECT id, email, created_at
+FROM members
+WHERE org_id = ?
+ORDER BY created_at, id COLLATE "C";
+
+-- name: list_actors
+SELECT id, name, created_at, revoked_at
+FROM actors
+WHERE org_id = ?
+ORDER BY created_at, id COLLATE "C";
+
+-- name: lock_actor
+SELECT revoked_at FROM actors WHERE id = ? FOR UPDATE;
+
+-- name: revoke_actor
+UPDATE actors SET revoked_at = ? WHERE id = ?;
+
+-- Names of the given actors (a JSON array of ids) within one organization
+-- only: an id of another organization's actor finds nothing.
+-- name: actor_names
+SELECT id, name
+FROM actors
+WHERE org_id = ? AND id IN (SELECT jsonb_array_elements_text(?::jsonb));

@@ -17,3 +17,6 @@ SELECT seq, tbl, row_key FROM tombstones WHERE seq > ? ORDER BY seq;
 
 -- name: session_exists
 SELECT 1 AS found FROM sessions WHERE org_id = ? AND session_id = ?;
+
+-- name: member_ids
+SELECT id FROM members ORDER BY id;

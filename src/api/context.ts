@@ -4,6 +4,7 @@
  * @module
  */
 import type { TelemetryReader } from "../store/stores.ts";
+import type { ActorNames } from "./actor_names.ts";
 
 /** Services the handlers read from. */
 export interface ApiServices {
@@ -11,6 +12,8 @@ export interface ApiServices {
   version: string;
   /** The installation's cursor secret (key store, never served): keys the HMAC of page cursors. */
   cursorSecret: Uint8Array;
+  /** Actors' names from the key store, for `actor_name` beside `actor_id`. */
+  actorNames: ActorNames;
 }
 
 /** One authenticated request, routed. */

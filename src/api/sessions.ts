@@ -49,12 +49,13 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
   const [rows] = await services.reader.read([
     services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
   ]);
+  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
     cursors,
     (row) => [Number(row.last_seen), String(row.session_id)],
-    sessionObject,
+    (row) => sessionObject(row, names),
   ));
 };
 
@@ -72,13 +73,19 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError(404, "not_found", "session not found");
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
   return jsonResponse({
-    session: sessionObject(row),
+    session: sessionObject(row, names),
     tool_calls: calls!.map(sessionToolCallObject),
     risk_flags: flags!.map(riskFlagObject),
     external_domains: domains!.map(domainObject),
   });
 };
+
+/** The actor ids of telemetry rows, each once. */
+export function actorIdsOf(rows: readonly Row[]): Set<string> {
+  return new Set(rows.map((row) => String(row.actor_id ?? "")));
+}
 
 /** Facet rows to their values. */
 export function values(rows: unknown[]): string[] {

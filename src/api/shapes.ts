@@ -4,9 +4,13 @@
  *
  * @module
  */
+import { roundUsd } from "../round.ts";
 import { formatTimestamp } from "../time.ts";
 
 type Row = Record<string, unknown>;
+
+/** Actors' names by id, for `actor_name` (`""` for an id not in it). */
+export type ActorNameMap = ReadonlyMap<string, string>;
 
 function text(row: Row, column: string): string {
   const value = row[column];
@@ -39,12 +43,14 @@ function modelFromKey(key: unknown): string {
 }
 
 /** A session object (§2.3) from a `sessions` row or an aggregated page row. */
-export function sessionObject(row: Row): Row {
+export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
   const first = Number(row.first_seen);
   const last = Number(row.last_seen);
+  const actorId = text(row, "actor_id");
   return {
     session_id: text(row, "session_id"),
-    actor_id: text(row, "actor_id"),
+    actor_id: actorId,
+    actor_name: actorNames.get(actorId) ?? "",
     first_seen: formatTimestamp(first),
     last_seen: formatTimestamp(last),
     tool_call_count: Number(row.tool_call_count),
@@ -54,7 +60,7 @@ export function sessionObject(row: Row): Row {
     error_count: Number(row.error_count),
     success_count: Number(row.success_count),
     total_duration_ms: last - first,
-    cost_usd: Number(row.cost_usd),
+    cost_usd: roundUsd(Number(row.cost_usd)),
     tags: [],
   };
 }
@@ -79,13 +85,15 @@ export function sessionToolCallObject(row: Row): Row {
 }
 
 /** A tool call object, list form (§2.4). */
-export function toolCallObject(row: Row): Row {
+export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
   const outcome = text(row, "outcome");
+  const actorId = text(row, "actor_id");
   const call: Row = {
     id: text(row, "id"),
     timestamp: formatTimestamp(Number(row.ts)),
     "session_id": text(row, "session_id"),
-    "actor_id": text(row, "actor_id"),
+    "actor_id": actorId,
+    "actor_name": actorNames.get(actorId) ?? "",
     "tool_name": text(row, "tool_name"),
     "tool_type": text(row, "tool_type"),
     category: text(row, "category"),
@@ -122,8 +130,8 @@ const DETAIL_OPTIONAL = [
 ] as const;
 
 /** A tool call detail object (§2.5). */
-export function toolCallDetailObject(row: Row): Row {
-  const detail = toolCallObject(row);
+export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
+  const detail = toolCallObject(row, actorNames);
   const outcome = text(row, "outcome");
   detail.result_size_bytes = outcome === "rejected" ? null : integer(row, "result_size_bytes");
   optionalFields(detail, row, DETAIL_OPTIONAL);

@@ -18,7 +18,7 @@ import {
   timeParam,
 } from "./params.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
-import { values } from "./sessions.ts";
+import { actorIdsOf, values } from "./sessions.ts";
 
 type Row = Record<string, unknown>;
 
@@ -73,12 +73,13 @@ const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
   const [rows] = await services.reader.read([
     services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
   ]);
+  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
     cursors,
     (row) => [Number(row.ts), String(row.id)],
-    toolCallObject,
+    (row) => toolCallObject(row, names),
   ));
 };
 
@@ -101,7 +102,8 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   ]) as Row[][];
   const row = rows?.[0];
   if (!row) throw new ApiError(404, "not_found", "tool call not found");
-  return jsonResponse(toolCallDetailObject(row));
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
+  return jsonResponse(toolCallDetailObject(row, names));
 };
 
 /** Routes of this module. */

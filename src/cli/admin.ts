@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { announce } from "../log.ts";
 import { openKeyStoreFor } from "../store/open_stores.ts";
 import type { Awaitable, KeyStoreApi } from "../store/stores.ts";
 import {
@@ -22,6 +23,8 @@ type Flags = Record<string, string | undefined>;
 interface AdminCommand {
   flags: FlagSpec;
   run(store: KeyStoreApi, flags: Flags): Awaitable<Record<string, unknown>>;
+  /** A list's text form (without `--json`): these columns of each row, under a header. */
+  table?: { rows: string; columns: readonly string[] };
 }
 
 const text = { type: "string" } as const;
@@ -31,6 +34,11 @@ const commands: Record<string, AdminCommand> = {
     flags: { name: text },
     run: (store, f) => store.createOrg(required(f.name, "name")),
   },
+  "org list": {
+    flags: {},
+    run: (store) => store.listOrgs(),
+    table: { rows: "orgs", columns: ["id", "name", "created_at"] },
+  },
   "member add": {
     flags: { org: text, email: text },
     run: (store, f) => store.addMember(required(f.org, "org"), required(f.email, "email")),
@@ -38,6 +46,11 @@ const commands: Record<string, AdminCommand> = {
   "member remove": {
     flags: { org: text, member: text },
     run: (store, f) => store.removeMember(required(f.org, "org"), required(f.member, "member")),
+  },
+  "member list": {
+    flags: { org: text },
+    run: (store, f) => store.listMembers(required(f.org, "org")),
+    table: { rows: "members", columns: ["id", "email", "created_at"] },
   },
   "key create": {
     flags: { org: text, member: text, name: text },
@@ -55,6 +68,15 @@ const commands: Record<string, AdminCommand> = {
   "actor create": {
     flags: { org: text, name: text },
     run: (store, f) => store.createActor(required(f.org, "org"), f.name ?? ""),
+  },
+  "actor list": {
+    flags: { org: text },
+    run: (store, f) => store.listActors(required(f.org, "org")),
+    table: { rows: "actors", columns: ["id", "name", "created_at", "revoked_at"] },
+  },
+  "actor revoke": {
+    flags: { id: text },
+    run: (store, f) => store.revokeActor(required(f.id, "id")),
   },
 };
 
@@ -78,8 +100,22 @@ export async function runAdminCommand(
   const flags = parseFlags(args, { ...command.flags, database: text });
   const store = await openKeyStoreFor(dataDirOf(flags), databaseOf(flags));
   try {
-    printResult(await command.run(store, flags as Flags), flags.json);
+    const result = await command.run(store, flags as Flags);
+    if (command.table && !flags.json) printTable(result, command.table);
+    else printResult(result, flags.json);
   } finally {
     await store.close();
+  }
+}
+
+/** A list as tab-separated lines under a header; an absent value (not revoked) is `-`. */
+function printTable(
+  result: Record<string, unknown>,
+  table: { rows: string; columns: readonly string[] },
+): void {
+  const rows = result[table.rows] as Record<string, unknown>[];
+  announce(table.columns.join("\t"));
+  for (const row of rows) {
+    announce(table.columns.map((column) => String(row[column] ?? "-")).join("\t"));
   }
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { ActorNames } from "../api/actor_names.ts";
 import type { ApiHandler } from "../api/context.ts";
 import type { ListenAddress, ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
@@ -96,6 +97,7 @@ export async function startServer(
     reader,
     version: VERSION,
     cursorSecret,
+    actorNames: new ActorNames(stores.keys),
     metrics,
     readiness,
     logError,

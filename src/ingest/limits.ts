@@ -16,6 +16,7 @@
  * @module
  */
 import type { MapResult, OtlpRecord, TelemetryEvent } from "./types.ts";
+import { replaceNul } from "./nul_policy.ts";
 
 /** Earliest time stored: 1970-01-01T00:00:00.000Z (OTLP times are unsigned since the epoch). */
 export const TIME_MIN_MS = 0;
@@ -171,6 +172,7 @@ export function mapWithinLimits(
   const reason = recordReason(record);
   if (reason !== undefined) return { status: "unusable", reason };
   for (const event of result.events) {
+    replaceNul(event);
     const eventReason = numberReason(event) ?? capTexts(event);
     if (eventReason !== undefined) return { status: "unusable", reason: eventReason };
   }

@@ -51,6 +51,37 @@ export interface StoredKey {
   "revoked_at": number | null;
 }
 
+/** An organization as `org list` shows it. */
+export interface ListedOrg {
+  id: string;
+  name: string;
+  "created_at": string;
+}
+
+/** A member as `member list` shows it. */
+export interface ListedMember {
+  id: string;
+  email: string;
+  "created_at": string;
+}
+
+/** An actor as `actor list` shows it, never with its ingest key. */
+export interface ListedActor {
+  id: string;
+  name: string;
+  "created_at": string;
+  "revoked_at"?: string;
+}
+
+/** An organization, member or actor row as stored: times in ms since the epoch. */
+export interface StoredRow {
+  id: string;
+  name?: string;
+  email?: string;
+  "created_at": number;
+  "revoked_at"?: number | null;
+}
+
 /** A new secret: the id it is stored under, the key shown once, and its hash. */
 export interface NewSecret {
   id: string;
@@ -104,6 +135,31 @@ export function listedKey(row: StoredKey): ListedKey {
   };
 }
 
+/** A stored organization as `org list` shows it. */
+export function listedOrg(row: StoredRow): ListedOrg {
+  return { id: row.id, name: row.name ?? "", created_at: formatTimestamp(Number(row.created_at)) };
+}
+
+/** A stored member as `member list` shows it. */
+export function listedMember(row: StoredRow): ListedMember {
+  return {
+    id: row.id,
+    email: row.email ?? "",
+    created_at: formatTimestamp(Number(row.created_at)),
+  };
+}
+
+/** A stored actor as `actor list` shows it. */
+export function listedActor(row: StoredRow): ListedActor {
+  const revokedAt = row.revoked_at ?? null;
+  return {
+    id: row.id,
+    name: row.name ?? "",
+    created_at: formatTimestamp(Number(row.created_at)),
+    ...(revokedAt === null ? {} : { revoked_at: formatTimestamp(Number(revokedAt)) }),
+  };
+}
+
 /** The answer to `key revoke`. */
 export function revokedKey(id: string, revokedAt: number): { id: string; revoked_at: string } {
   return { id, revoked_at: formatTimestamp(revokedAt) };
@@ -127,6 +183,11 @@ export function memberExists(email: string): KeyStoreInputError {
 /** Refuses an API key id that does not exist. */
 export function keyNotFound(id: string): KeyStoreInputError {
   return new KeyStoreInputError(`Key not found: "${id}"`);
+}
+
+/** Refuses an actor id that does not exist. */
+export function actorNotFound(id: string): KeyStoreInputError {
+  return new KeyStoreInputError(`Actor not found: "${id}"`);
 }
 
 /**

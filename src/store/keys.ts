@@ -6,16 +6,25 @@
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import keysSql from "../../sql/sqlite/keys.sql" with { type: "text" };
 import { keyStoreMigrations } from "./migrations.ts";
+import { namedSql, parseNamedSql } from "./named_sql.ts";
 import { migrate, openDatabase, requireMigrated, tx } from "./sqlite.ts";
 import {
+  actorNotFound,
   apiKeyHash,
   type ApiPrincipal,
   ingestKeyHash,
   type IngestPrincipal,
   keyNotFound,
+  type ListedActor,
+  listedActor,
   type ListedKey,
   listedKey,
+  type ListedMember,
+  listedMember,
+  type ListedOrg,
+  listedOrg,
   memberExists,
   memberNotFound,
   newApiKey,
@@ -25,6 +34,7 @@ import {
   orgNotFound,
   revokedKey,
   type StoredKey,
+  type StoredRow,
 } from "./key_material.ts";
 import type { KeyStoreApi } from "./stores.ts";
 
@@ -34,26 +44,26 @@ export {
   INGEST_KEY_PREFIX,
   type IngestPrincipal,
   KeyStoreInputError,
+  type ListedActor,
   type ListedKey,
+  type ListedMember,
+  type ListedOrg,
 } from "./key_material.ts";
+
+const SQL = parseNamedSql(keysSql);
 
 /** The key store over one SQLite connection. */
 export class KeyStore implements KeyStoreApi {
   readonly #db: DatabaseSync;
-  readonly #findApiKey: StatementSync;
-  readonly #findIngestKey: StatementSync;
-
+  readonly #statements = new Map<string, StatementSync>();
   readonly #readOnly: boolean;
 
   constructor(db: DatabaseSync, options: { readOnly?: boolean } = {}) {
     this.#db = db;
     this.#readOnly = options.readOnly ?? false;
-    this.#findApiKey = db.prepare(
-      "SELECT id, org_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
-    );
-    this.#findIngestKey = db.prepare(
-      "SELECT id, org_id FROM actors WHERE ingest_key_hash = ? AND revoked_at IS NULL",
-    );
+    // The two lookups every request makes are prepared up front.
+    this.#statement("find_api_key");
+    this.#statement("find_ingest_key");
   }
 
   /** Opens `keys.db` at `path`, applying migrations; read-only opens require them applied. */
@@ -66,7 +76,7 @@ export class KeyStore implements KeyStoreApi {
 
   /** Throws unless the key store can be read (and, unless read-only, written). */
   probe(): void {
-    this.#db.prepare("SELECT count(*) FROM orgs").get();
+    this.#statement("probe").get();
     if (this.#readOnly || this.#db.isTransaction) return;
     this.#db.exec("BEGIN IMMEDIATE");
     this.#db.exec("ROLLBACK");
@@ -79,7 +89,7 @@ export class KeyStore implements KeyStoreApi {
   verifyApiKey(key: string): ApiPrincipal | null {
     const hash = apiKeyHash(key);
     if (hash === null) return null;
-    const row = this.#findApiKey.get(hash) as
+    const row = this.#statement("find_api_key").get(hash) as
       | { id: string; org_id: string }
       | undefined;
     return row ? { orgId: row.org_id, keyId: row.id } : null;
@@ -88,28 +98,38 @@ export class KeyStore implements KeyStoreApi {
   verifyIngestKey(key: string): IngestPrincipal | null {
     const hash = ingestKeyHash(key);
     if (hash === null) return null;
-    const row = this.#findIngestKey.get(hash) as
+    const row = this.#statement("find_ingest_key").get(hash) as
       | { id: string; org_id: string }
       | undefined;
     return row ? { orgId: row.org_id, actorId: row.id } : null;
   }
 
+  actorNames(orgId: string, actorIds: readonly string[]): Map<string, string> {
+    if (actorIds.length === 0) return new Map();
+    const rows = this.#statement("actor_names").all(JSON.stringify(actorIds), orgId) as {
+      id: string;
+      name: string;
+    }[];
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
   createOrg(name: string): { id: string; name: string } {
     const id = newOrgId();
-    this.#db.prepare("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)")
-      .run(id, name, Date.now());
+    this.#statement("insert_org").run(id, name, Date.now());
     return { id, name };
+  }
+
+  listOrgs(): { orgs: ListedOrg[] } {
+    const rows = this.#statement("list_orgs").all() as unknown as StoredRow[];
+    return { orgs: rows.map(listedOrg) };
   }
 
   addMember(org: string, email: string): { id: string; org: string; email: string } {
     return tx(this.#db, () => {
       this.#requireOrg(org);
-      const taken = this.#db.prepare("SELECT 1 FROM members WHERE org_id = ? AND email = ?")
-        .get(org, email);
-      if (taken) throw memberExists(email);
+      if (this.#statement("find_member_email").get(org, email)) throw memberExists(email);
       const id = newMemberId();
-      this.#db.prepare("INSERT INTO members (id, org_id, email, created_at) VALUES (?, ?, ?, ?)")
-        .run(id, org, email, Date.now());
+      this.#statement("insert_member").run(id, org, email, Date.now());
       return { id, org, email };
     });
   }
@@ -118,12 +138,16 @@ export class KeyStore implements KeyStoreApi {
   removeMember(org: string, member: string): { member: string; revoked_keys: number } {
     return tx(this.#db, () => {
       this.#requireMember(org, member);
-      const revoked = this.#db.prepare(
-        "UPDATE api_keys SET revoked_at = ? WHERE member_id = ? AND revoked_at IS NULL",
-      ).run(Date.now(), member);
-      this.#db.prepare("DELETE FROM members WHERE id = ?").run(member);
+      const revoked = this.#statement("revoke_member_keys").run(Date.now(), member);
+      this.#statement("delete_member").run(member);
       return { member, revoked_keys: Number(revoked.changes) };
     });
+  }
+
+  listMembers(org: string): { members: ListedMember[] } {
+    this.#requireOrg(org);
+    const rows = this.#statement("list_members").all(org) as unknown as StoredRow[];
+    return { members: rows.map(listedMember) };
   }
 
   createKey(
@@ -134,32 +158,26 @@ export class KeyStore implements KeyStoreApi {
     return tx(this.#db, () => {
       this.#requireMember(org, member);
       const { id, key, hash } = newApiKey();
-      this.#db.prepare(
-        "INSERT INTO api_keys (id, org_id, member_id, name, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(id, org, member, name, hash, Date.now());
+      this.#statement("insert_api_key").run(id, org, member, name, hash, Date.now());
       return { id, key, org, member };
     });
   }
 
   revokeKey(id: string): { id: string; revoked_at: string } {
     return tx(this.#db, () => {
-      const row = this.#db.prepare("SELECT revoked_at FROM api_keys WHERE id = ?").get(id) as
+      const row = this.#statement("find_api_key_revocation").get(id) as
         | { revoked_at: number | null }
         | undefined;
       if (!row) throw keyNotFound(id);
       const revokedAt = row.revoked_at ?? Date.now();
-      if (row.revoked_at === null) {
-        this.#db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(revokedAt, id);
-      }
+      if (row.revoked_at === null) this.#statement("revoke_api_key").run(revokedAt, id);
       return revokedKey(id, revokedAt);
     });
   }
 
   listKeys(org: string): { keys: ListedKey[] } {
     this.#requireOrg(org);
-    const rows = this.#db.prepare(
-      "SELECT id, name, member_id, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at, id",
-    ).all(org) as unknown as StoredKey[];
+    const rows = this.#statement("list_api_keys").all(org) as unknown as StoredKey[];
     return { keys: rows.map(listedKey) };
   }
 
@@ -167,31 +185,52 @@ export class KeyStore implements KeyStoreApi {
     return tx(this.#db, () => {
       this.#requireOrg(org);
       const { id, key, hash } = newIngestKey();
-      this.#db.prepare(
-        "INSERT INTO actors (id, org_id, name, ingest_key_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-      ).run(id, org, name, hash, Date.now());
+      this.#statement("insert_actor").run(id, org, name, hash, Date.now());
       return { actor_id: id, ingest_key: key };
     });
   }
 
+  listActors(org: string): { actors: ListedActor[] } {
+    this.#requireOrg(org);
+    const rows = this.#statement("list_actors").all(org) as unknown as StoredRow[];
+    return { actors: rows.map(listedActor) };
+  }
+
+  /** Revokes an actor's ingest key; revoking twice keeps the first time. */
+  revokeActor(id: string): { id: string; revoked_at: string } {
+    return tx(this.#db, () => {
+      const row = this.#statement("find_actor_revocation").get(id) as
+        | { revoked_at: number | null }
+        | undefined;
+      if (!row) throw actorNotFound(id);
+      const revokedAt = row.revoked_at ?? Date.now();
+      if (row.revoked_at === null) this.#statement("revoke_actor").run(revokedAt, id);
+      return revokedKey(id, revokedAt);
+    });
+  }
+
   cursorSecret(): Uint8Array {
-    const row = this.#db.prepare(
-      "SELECT value FROM installation_secrets WHERE name = 'cursor'",
-    ).get() as { value: Uint8Array } | undefined;
+    const row = this.#statement("cursor_secret").get() as { value: Uint8Array } | undefined;
     if (!row) throw new Error("Key store has no cursor secret: keys.db lacks migration 2");
     return new Uint8Array(row.value);
   }
 
-  #requireOrg(org: string): void {
-    if (!this.#db.prepare("SELECT 1 FROM orgs WHERE id = ?").get(org)) {
-      throw orgNotFound(org);
+  /** The named statement of `sql/sqlite/keys.sql`, prepared once per connection. */
+  #statement(name: string): StatementSync {
+    let statement = this.#statements.get(name);
+    if (statement === undefined) {
+      statement = this.#db.prepare(namedSql(SQL, name));
+      this.#statements.set(name, statement);
     }
+    return statement;
+  }
+
+  #requireOrg(org: string): void {
+    if (!this.#statement("find_org").get(org)) throw orgNotFound(org);
   }
 
   #requireMember(org: string, member: string): void {
     this.#requireOrg(org);
-    if (!this.#db.prepare("SELECT 1 FROM members WHERE id = ? AND org_id = ?").get(member, org)) {
-      throw memberNotFound(member);
-    }
+    if (!this.#statement("find_member").get(member, org)) throw memberNotFound(member);
   }
 }

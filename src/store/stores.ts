@@ -7,7 +7,14 @@
  * @module
  */
 import type { TelemetryEvent } from "../ingest/types.ts";
-import type { ApiPrincipal, IngestPrincipal, ListedKey } from "./keys.ts";
+import type {
+  ApiPrincipal,
+  IngestPrincipal,
+  ListedActor,
+  ListedKey,
+  ListedMember,
+  ListedOrg,
+} from "./keys.ts";
 import type { ReadStatement } from "./reader.ts";
 import type { RetentionResult } from "./retention.ts";
 import type { IngestSummary, Sender } from "./telemetry_writer.ts";
@@ -22,14 +29,25 @@ export interface KeyVerifier {
   verifyIngestKey(key: string): Awaitable<IngestPrincipal | null>;
 }
 
-/** The key store: the verifier plus the admin commands of DESIGN §3. */
-export interface KeyStoreApi extends KeyVerifier {
+/** Actors' names, for the API's `actor_name` beside each `actor_id`. */
+export interface ActorDirectory {
+  /**
+   * The names of those of `actorIds` that are actors of `orgId` (another
+   * organization's actor is never found); ids not found are left out.
+   */
+  actorNames(orgId: string, actorIds: readonly string[]): Awaitable<Map<string, string>>;
+}
+
+/** The key store: the verifier, the actor directory and the admin commands of DESIGN §3. */
+export interface KeyStoreApi extends KeyVerifier, ActorDirectory {
   /** Throws unless the store answers. */
   probe(): Awaitable<void>;
   close(): Awaitable<void>;
   createOrg(name: string): Awaitable<{ id: string; name: string }>;
+  listOrgs(): Awaitable<{ orgs: ListedOrg[] }>;
   addMember(org: string, email: string): Awaitable<{ id: string; org: string; email: string }>;
   removeMember(org: string, member: string): Awaitable<{ member: string; revoked_keys: number }>;
+  listMembers(org: string): Awaitable<{ members: ListedMember[] }>;
   createKey(
     org: string,
     member: string,
@@ -38,6 +56,9 @@ export interface KeyStoreApi extends KeyVerifier {
   revokeKey(id: string): Awaitable<{ id: string; revoked_at: string }>;
   listKeys(org: string): Awaitable<{ keys: ListedKey[] }>;
   createActor(org: string, name?: string): Awaitable<{ actor_id: string; ingest_key: string }>;
+  listActors(org: string): Awaitable<{ actors: ListedActor[] }>;
+  /** Revokes an actor's ingest key: its next export is refused (401), on every node. */
+  revokeActor(id: string): Awaitable<{ id: string; revoked_at: string }>;
   /**
    * The installation's cursor secret (32 bytes, made by a migration, shared
    * by every node of one store): keys the HMAC of page cursors. Never served.

@@ -103,6 +103,12 @@ const APPLY_DETECTION_TOMBSTONES = [
   pg("apply_domain_hit_tombstones"),
 ];
 const DELETE_SESSION = pg("delete_session");
+const COPIED_MEMBERS_PRESENT = namedSql(target, "copied_members_present");
+const CREATE_COPIED_MEMBERS = namedSql(target, "create_copied_members");
+const SEED_COPIED_MEMBERS = namedSql(target, "seed_copied_members");
+const REVOKE_REMOVED_MEMBER_KEYS = pg("revoke_removed_member_keys");
+const DELETE_REMOVED_MEMBERS = pg("delete_removed_members");
+const RECORD_COPIED_MEMBERS = pg("record_copied_members");
 const RAISE_SEQ = pg("raise_seq");
 
 const source = parseNamedSql(sourceSql);
@@ -111,6 +117,7 @@ const CURRENT_SEQ = namedSql(source, "current_seq");
 const TABLE_COLUMNS = namedSql(source, "table_columns");
 const TOMBSTONES_SINCE = namedSql(source, "tombstones_since");
 const SESSION_EXISTS = namedSql(source, "session_exists");
+const MEMBER_IDS = namedSql(source, "member_ids");
 
 /** One batch committed. */
 export interface CopyProgress {
@@ -143,6 +150,8 @@ export interface CopyResult {
   tables: Record<string, number>;
   /** Rows deleted because the source deleted them since the last run. */
   deleted: number;
+  /** Members removed because the source removed them since the last run. */
+  "removed_members": number;
   total: number;
   seconds: number;
   /** The source's `seq` at this run's snapshot (the target's sequence is raised past it). */
@@ -182,6 +191,7 @@ export async function copyDataDirToPostgres(options: CopyOptions): Promise<CopyR
       return {
         tables: copier.tables,
         deleted: copier.deleted,
+        removed_members: copier.removedMembers,
         total,
         seconds: round((performance.now() - started) / 1000),
         seq,
@@ -297,6 +307,7 @@ async function reach<T>(url: string, fn: () => Promise<T>): Promise<T> {
 class Copier {
   readonly tables: Record<string, number> = {};
   deleted = 0;
+  removedMembers = 0;
   readonly #sql: Sql;
   readonly #sources: Sources;
   readonly #seq: number;
@@ -323,12 +334,35 @@ class Copier {
     const progress = new Map<string, TableProgress>(
       rows.map((r) => [r.tbl, { lastKey: r.last_key, done: r.done, syncedSeq: r.synced_seq }]),
     );
+    await this.#carryMemberRemovals();
     for (const spec of TABLES) {
       if (!await this.#copyTable(spec, progress.get(spec.name)!)) return false;
     }
     await this.#copyDeletions(progress.get(TOMBSTONES)!.syncedSeq ?? this.#seq);
     if (this.#seq > 0) await this.#sql.unsafe(RAISE_SEQ, [this.#seq]);
     return true;
+  }
+
+  /**
+   * Removes the members the source removed since the last run (revoking their
+   * keys), before members are copied: a member added again with the same
+   * email, under a new id, then takes its place.
+   */
+  async #carryMemberRemovals(): Promise<void> {
+    const ids = JSON.stringify(
+      (this.#sources.keys.prepare(MEMBER_IDS).all() as { id: string }[]).map((r) => r.id),
+    );
+    this.removedMembers = await this.#sql.begin(async (tx) => {
+      const [{ present }] = await tx.unsafe<[{ present: boolean }]>(COPIED_MEMBERS_PRESENT);
+      if (!present) {
+        await tx.unsafe(CREATE_COPIED_MEMBERS);
+        await tx.unsafe(SEED_COPIED_MEMBERS);
+      }
+      await tx.unsafe(REVOKE_REMOVED_MEMBER_KEYS, [Date.now(), ids]);
+      const removed = (await tx.unsafe(DELETE_REMOVED_MEMBERS, [ids])).count;
+      await tx.unsafe(RECORD_COPIED_MEMBERS, [ids]);
+      return removed;
+    });
   }
 
   async #copyTable(spec: TableSpec, progress: TableProgress): Promise<boolean> {

@@ -8,13 +8,20 @@
  */
 import keysSql from "../../../sql/postgres/keys.sql" with { type: "text" };
 import {
+  actorNotFound,
   apiKeyHash,
   type ApiPrincipal,
   ingestKeyHash,
   type IngestPrincipal,
   keyNotFound,
+  type ListedActor,
+  listedActor,
   type ListedKey,
   listedKey,
+  type ListedMember,
+  listedMember,
+  type ListedOrg,
+  listedOrg,
   memberExists,
   memberNotFound,
   newApiKey,
@@ -25,6 +32,7 @@ import {
   readOnlyWrite,
   revokedKey,
   type StoredKey,
+  type StoredRow,
 } from "../key_material.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import type { KeyStoreApi } from "../stores.ts";
@@ -57,6 +65,12 @@ const SQL = {
   revokeApiKey: statement("revoke_api_key"),
   listApiKeys: statement("list_api_keys"),
   insertActor: statement("insert_actor"),
+  listOrgs: statement("list_orgs"),
+  listMembers: statement("list_members"),
+  listActors: statement("list_actors"),
+  lockActor: statement("lock_actor"),
+  revokeActor: statement("revoke_actor"),
+  actorNames: statement("actor_names"),
   cursorSecret: statement("cursor_secret"),
 };
 
@@ -117,6 +131,45 @@ export class PgKeyStore implements KeyStoreApi {
       [hash],
     );
     return row ? { orgId: row.org_id, actorId: row.id } : null;
+  }
+
+  async actorNames(orgId: string, actorIds: readonly string[]): Promise<Map<string, string>> {
+    if (actorIds.length === 0) return new Map();
+    const rows = await query<{ id: string; name: string }>(this.#sql, SQL.actorNames, [
+      orgId,
+      JSON.stringify(actorIds),
+    ]);
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
+  async listOrgs(): Promise<{ orgs: ListedOrg[] }> {
+    const rows = await query<StoredRow>(this.#sql, SQL.listOrgs, []);
+    return { orgs: rows.map(listedOrg) };
+  }
+
+  async listMembers(org: string): Promise<{ members: ListedMember[] }> {
+    await requireOrg(this.#sql, org);
+    const rows = await query<StoredRow>(this.#sql, SQL.listMembers, [org]);
+    return { members: rows.map(listedMember) };
+  }
+
+  async listActors(org: string): Promise<{ actors: ListedActor[] }> {
+    await requireOrg(this.#sql, org);
+    const rows = await query<StoredRow>(this.#sql, SQL.listActors, [org]);
+    return { actors: rows.map(listedActor) };
+  }
+
+  /** Revokes an actor's ingest key; revoking twice keeps the first time. */
+  revokeActor(id: string): Promise<{ id: string; revoked_at: string }> {
+    return this.#tx(async (tx) => {
+      const [row] = await query<{ revoked_at: number | null }>(tx, SQL.lockActor, [id]);
+      if (!row) throw actorNotFound(id);
+      if (row.revoked_at !== null) return revokedKey(id, row.revoked_at);
+      this.#requireWritable();
+      const revokedAt = Date.now();
+      await query(tx, SQL.revokeActor, [revokedAt, id]);
+      return revokedKey(id, revokedAt);
+    });
   }
 
   async createOrg(name: string): Promise<{ id: string; name: string }> {
