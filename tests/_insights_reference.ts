@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { roundStat, roundUsd } from "../src/round.ts";
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type Analytics, openAnalytics } from "../src/analytics/mod.ts";
@@ -216,7 +217,7 @@ export function referenceInsight(
             errors: errors(list),
             "avg_duration_ms": durations.length === 0
               ? null
-              : sum(durations, (row) => row.duration_ms!) / durations.length,
+              : roundStat(sum(durations, (row) => row.duration_ms!) / durations.length),
           };
         })
         .sort((a, b) =>
@@ -251,7 +252,7 @@ export function referenceInsight(
       return {
         ...envelope,
         summary: {
-          "p95_call_count": p95 ?? 0,
+          "p95_call_count": roundStat(p95 ?? 0),
           "outlier_count": outliers.length,
           "session_count": sessions.length,
         },
@@ -269,7 +270,7 @@ export function referenceInsight(
     }
     case "cost": {
       const modelCalls = inWindow(raw.modelCalls);
-      const cost = (rows: typeof modelCalls) => sum(rows, (row) => row.cost_usd ?? 0);
+      const cost = (rows: typeof modelCalls) => roundUsd(sum(rows, (row) => row.cost_usd ?? 0));
       const breakdown = [
         ...groupBy(
           modelCalls.filter((row) => row.model !== ""),

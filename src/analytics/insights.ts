@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { roundStat, roundUsd } from "../round.ts";
 import type { ApiHandler } from "../api/context.ts";
 import { jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
@@ -44,7 +45,8 @@ export const INSIGHT_NAMES: readonly InsightName[] = [
  * numbers (null sums read as 0), `number?` keeps null, `time` is an epoch-ms
  * value written as RFC 3339, `bool` accepts SQLite's 0/1.
  */
-type FieldKind = "int" | "number" | "number?" | "string" | "time" | "bool";
+/** `usd` is rounded to 1e-9 and `number`/`number?` to 1e-6 (see `src/round.ts`). */
+type FieldKind = "int" | "number" | "number?" | "usd" | "string" | "time" | "bool";
 type Fields = Readonly<Record<string, FieldKind>>;
 
 /** What an insight returns, section by section. */
@@ -106,7 +108,7 @@ export const INSIGHTS: Readonly<Record<InsightName, InsightDefinition>> = {
       "output_tokens": "int",
       "cache_read_tokens": "int",
       "cache_creation_tokens": "int",
-      "cost_usd": "number",
+      "cost_usd": "usd",
       "cost_available": "bool",
       "call_count": "int",
     },
@@ -114,14 +116,14 @@ export const INSIGHTS: Readonly<Record<InsightName, InsightDefinition>> = {
       "bucket": "time",
       "input_tokens": "int",
       "output_tokens": "int",
-      "cost_usd": "number",
+      "cost_usd": "usd",
     },
     breakdown: {
       "provider_name": "string",
       "model": "string",
       "input_tokens": "int",
       "output_tokens": "int",
-      "cost_usd": "number",
+      "cost_usd": "usd",
       "call_count": "int",
     },
   },
@@ -215,10 +217,13 @@ function shapeRow(fields: Fields, row: ReplicaRow): Record<string, unknown> {
 function shapeValue(kind: FieldKind, value: unknown): unknown {
   switch (kind) {
     case "int":
-    case "number":
       return value === null || value === undefined ? 0 : Number(value);
+    case "number":
+      return value === null || value === undefined ? 0 : roundStat(Number(value));
     case "number?":
-      return value === null || value === undefined ? null : Number(value);
+      return value === null || value === undefined ? null : roundStat(Number(value));
+    case "usd":
+      return value === null || value === undefined ? 0 : roundUsd(Number(value));
     case "string":
       return value === null || value === undefined ? "" : String(value);
     case "time":
