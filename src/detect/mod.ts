@@ -504,8 +504,16 @@ interface CredentialScan {
   redacted?: string;
 }
 
-function scanCredentials(document: Document, redactSecrets: boolean): CredentialScan {
-  const secrets = new CredentialDocument(document.raw);
+/**
+ * The document's first secret and, with `redactSecrets`, the document with
+ * its secrets redacted. `secrets` is the keyword pass to use when one pass
+ * served several documents (the call's short texts).
+ */
+function scanCredentials(
+  document: Document,
+  redactSecrets: boolean,
+  secrets = new CredentialDocument(document.raw),
+): CredentialScan {
   if (secrets.empty) return {};
   let first: RiskFinding | undefined;
   const found: [Entry, SecretMatch[]][] = [];
@@ -583,13 +591,23 @@ export function detectToolCall(input: DetectInput, options: { redact: boolean })
   let textsOut: CallTexts | undefined;
   if (input.texts !== undefined) {
     textsOut = {};
-    for (const [name, text] of Object.entries(input.texts) as [CallTextName, string][]) {
-      if (typeof text !== "string") continue;
+    const texts = Object.entries(input.texts).filter((entry): entry is [CallTextName, string] =>
+      typeof entry[1] === "string"
+    );
+    // A failed Codex call's error message is its output: scanned once.
+    const unscanned = texts.filter(([, text]) => text !== "" && text !== input.result);
+    // One keyword pass over all the short texts: most calls have none worth a rule.
+    const secrets = unscanned.length > 0 && (credential === undefined || options.redact)
+      ? new CredentialDocument(unscanned.map(([, text]) => text).join("\n"))
+      : undefined;
+    for (const [name, text] of texts) {
       let out = text;
-      // A failed Codex call's error message is its output: scanned once.
       if (text === input.result) out = resultOut!;
-      else if (text !== "" && (credential === undefined || options.redact)) {
-        const scan = scanCredentials(decode(text, false), options.redact);
+      else if (
+        secrets !== undefined && !secrets.empty && text !== "" &&
+        (credential === undefined || options.redact)
+      ) {
+        const scan = scanCredentials(decode(text, false), options.redact, secrets);
         credential ??= scan.first;
         if (scan.redacted !== undefined) out = scan.redacted;
       }
