@@ -13,6 +13,10 @@
  *   (DuckDB's addon) and system info (DuckDB reads the CPU count).
  * - `deno compile` needs the `denort` base binary: `DENORT_BIN` when set (an
  *   air-gapped build machine), else Deno downloads it (a connected machine).
+ *   When neither works the script ends with one line naming `DENORT_BIN`, not
+ *   Deno's DNS error and backtrace; `deno task release` needs no `denort`.
+ * - Every worker module the program starts is embedded (`--include`); a test
+ *   compares {@link WORKERS} with the `new Worker(...)` calls in `src/`.
  *
  * @module
  */
@@ -35,6 +39,9 @@ export function duckdbBinding(os = Deno.build.os, arch = Deno.build.arch): strin
   return `${platform}-${cpu}`;
 }
 
+/** The worker modules of the program, as `deno compile --include` paths. */
+export const WORKERS = ["src/store/read_worker.ts", "src/store/writer_worker.ts"];
+
 /** The `deno compile` arguments. */
 export function compileArgs(output: string): string[] {
   const keep = duckdbBinding();
@@ -51,8 +58,7 @@ export function compileArgs(output: string): string[] {
     "--allow-env",
     "--allow-ffi",
     "--allow-sys",
-    "--include",
-    "src/store/read_worker.ts",
+    ...WORKERS.flatMap((worker) => ["--include", worker]),
     ...excluded,
     "--output",
     output,
@@ -60,17 +66,84 @@ export function compileArgs(output: string): string[] {
   ];
 }
 
+/** The one line said when no `denort` base binary can be had. */
+export function denortMissingMessage(reason: string): string {
+  return `deno compile needs the denort base binary of Deno ${Deno.version.deno} ` +
+    `(${Deno.build.target}) and could not download it (${reason}): set DENORT_BIN to its path, ` +
+    `or build the offline release with deno task release`;
+}
+
+/** The `denort` download URL of this Deno, as `deno compile` fetches it. */
+export function denortUrl(): string {
+  return `https://dl.deno.land/release/v${Deno.version.deno}/denort-${Deno.build.target}.zip`;
+}
+
+/** Why `denort` cannot be had, or `null` when it is cached or its download server answers. */
+async function denortUnavailable(): Promise<string | null> {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const denoDir = info.success
+    ? JSON.parse(new TextDecoder().decode(info.stdout)).denoDir as string
+    : null;
+  const cached = denoDir &&
+    `${denoDir}/dl/release/v${Deno.version.deno}/denort-${Deno.build.target}.zip`;
+  if (cached) {
+    try {
+      await Deno.stat(cached);
+      return null;
+    } catch {
+      // not cached: ask the server below
+    }
+  }
+  try {
+    const response = await fetch(denortUrl(), {
+      method: "HEAD",
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.body?.cancel();
+    return response.ok ? null : `${new URL(denortUrl()).host} answered ${response.status}`;
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    const text = cause instanceof Error ? cause.message : String(cause);
+    // The innermost cause, e.g. "Temporary failure in name resolution".
+    const innermost = text.split("\n")[0]!.split(": ").at(-1);
+    return `${new URL(denortUrl()).host} unreachable: ${innermost}`;
+  }
+}
+
 if (import.meta.main) {
   const output = Deno.args[0] ?? "dist/agent-telemetry";
   const denort = Deno.env.get("DENORT_BIN");
+  const say = (line: string) => {
+    // deno-lint-ignore no-console
+    console.error(line);
+  };
+  if (!denort) {
+    const reason = await denortUnavailable();
+    if (reason) {
+      say(denortMissingMessage(reason));
+      Deno.exit(1);
+    }
+  }
   // deno-lint-ignore no-console
   console.log(
     `deno ${compileArgs(output).join(" ")}${denort ? ` (DENORT_BIN=${denort})` : ""}`,
   );
-  const status = await new Deno.Command(Deno.execPath(), {
+  const result = await new Deno.Command(Deno.execPath(), {
     args: compileArgs(output),
     stdout: "inherit",
-    stderr: "inherit",
-  }).spawn().status;
-  Deno.exit(status.code);
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(result.stderr);
+  if (!result.success && !denort && /Setting up base binary|denort/.test(stderr)) {
+    // The download failed after the check above (e.g. the network went away meanwhile).
+    const cause = /\d+: (.*error.*)$/m.exec(stderr)?.[1] ?? "download failed";
+    say(denortMissingMessage(cause));
+    Deno.exit(1);
+  }
+  await Deno.stderr.write(result.stderr);
+  Deno.exit(result.code);
 }
