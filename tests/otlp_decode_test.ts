@@ -391,13 +391,18 @@ Deno.test("decodeExport reads a resource sent after its scopes", () => {
 Deno.test("a log's event name comes from eventName, then event.name, then a string body", async (t) => {
   const cases: { name: string; record: JsonLogRecord; eventName: string }[] = [
     {
-      name: "eventName wins over the attribute and the body",
+      name: "the event.name attribute wins over eventName (Codex: a source location) and the body",
       record: {
-        eventName: "codex.tool_result",
-        attributes: [{ key: "event.name", value: str("attribute") }],
+        eventName: "event otel/src/tool_result.rs:54",
+        attributes: [{ key: "event.name", value: str("codex.tool_result") }],
         body: str("body"),
       },
       eventName: "codex.tool_result",
+    },
+    {
+      name: "eventName wins over the body when no event.name attribute is sent",
+      record: { eventName: "claude_code.tool_result", body: str("body") },
+      eventName: "claude_code.tool_result",
     },
     {
       name: "the event.name attribute wins over the body",
