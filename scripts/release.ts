@@ -431,6 +431,8 @@ export async function buildRelease(
       ) + "\n",
     );
 
+    // Nothing in a release is writable but by its owner, whatever the checkout's umask was.
+    await run("chmod", ["-R", "go-w", stage]);
     await Deno.mkdir(outDir, { recursive: true });
     const archive = `${outDir}/${name}.tar.gz`;
     const partial = `${archive}.partial`;
