@@ -15,6 +15,7 @@ engineTest("GET /v1/sessions lists whole sessions newest first with every field"
   assert.deepEqual(body.data[2], {
     session_id: "s1",
     actor_id: org.actorId,
+    actor_name: "dev",
     first_seen: iso(T0),
     last_seen: iso(T0 + 2000),
     tool_call_count: 3,

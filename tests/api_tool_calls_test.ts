@@ -24,6 +24,7 @@ engineTest("GET /v1/tool-calls lists calls newest first in the list form", async
     timestamp: iso(T0 + 1000),
     session_id: "s1",
     actor_id: org.actorId,
+    actor_name: "dev",
     tool_name: "Read",
     tool_type: "builtin",
     category: "file_read",

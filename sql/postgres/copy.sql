@@ -101,18 +101,18 @@ ON CONFLICT DO NOTHING;
 UPDATE api_keys SET revoked_at = ?
 WHERE revoked_at IS NULL AND member_id IN (
   SELECT id FROM migration_members
-  WHERE id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))
+  WHERE id NOT IN (SELECT jsonb_array_elements_text(?::text::jsonb))
 );
 
 -- name: delete_removed_members
 WITH removed AS (
   DELETE FROM migration_members
-  WHERE id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))
+  WHERE id NOT IN (SELECT jsonb_array_elements_text(?::text::jsonb))
   RETURNING id
 )
 DELETE FROM members WHERE id IN (SELECT id FROM removed);
 
 -- name: record_copied_members
 INSERT INTO migration_members (id)
-SELECT jsonb_array_elements_text(?::jsonb)
+SELECT jsonb_array_elements_text(?::text::jsonb)
 ON CONFLICT DO NOTHING;

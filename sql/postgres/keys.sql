@@ -85,4 +85,4 @@ UPDATE actors SET revoked_at = ? WHERE id = ?;
 -- name: actor_names
 SELECT id, name
 FROM actors
-WHERE org_id = ? AND id IN (SELECT jsonb_array_elements_text(?::jsonb));
+WHERE org_id = ? AND id IN (SELECT jsonb_array_elements_text(?::text::jsonb));

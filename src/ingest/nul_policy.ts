@@ -1,17 +1,35 @@
 /**
  * One policy for U+0000 in text on both engines: PostgreSQL's text cannot
- * hold it, so every text an event carries has it replaced by U+FFFD before
- * anything else sees the event (caps, ids, detection, either store). Both
- * engines thus store, detect and serve the same text.
+ * hold it, so it becomes U+FFFD before anything else sees a record (mappers,
+ * caps, ids, detection, either store). Both engines thus store, detect and
+ * serve the same text. A JSON text's `\u0000` escape is no NUL and is kept.
  *
  * @module
  */
-import type { TelemetryEvent } from "./types.ts";
+import type { AttributeValue, OtlpRecord, TelemetryEvent } from "./types.ts";
 
 const NUL = "\u0000";
 const REPLACEMENT = "\ufffd";
 
-/** Replaces U+0000 with U+FFFD in every text field of `event`, in place; returns it. */
+/**
+ * Replaces U+0000 in every text of a decoded record, in place: attributes
+ * (keys and values, nested too), resource, body, names; returns the record.
+ */
+export function replaceNulInRecord(record: OtlpRecord): OtlpRecord {
+  record.attributes = withoutNul(record.attributes) as OtlpRecord["attributes"];
+  record.resource = withoutNul(record.resource) as OtlpRecord["resource"];
+  record.body = withoutNul(record.body);
+  record.eventName = withoutNul(record.eventName) as string;
+  record.scopeName = withoutNul(record.scopeName) as string;
+  record.statusMessage = withoutNul(record.statusMessage) as string;
+  return record;
+}
+
+/**
+ * Replaces U+0000 in every text field of a mapped event, in place; returns
+ * it. Catches what a mapper decoded itself, e.g. a `\u0000` inside JSON it
+ * parsed to pick one field out.
+ */
 export function replaceNul<E extends TelemetryEvent>(event: E): E {
   const fields = event as unknown as Record<string, unknown>;
   for (const [field, value] of Object.entries(fields)) {
@@ -20,4 +38,28 @@ export function replaceNul<E extends TelemetryEvent>(event: E): E {
     }
   }
   return event;
+}
+
+/** The value without NUL: itself when it holds none (the usual case), else a copy. */
+function withoutNul(value: AttributeValue): AttributeValue {
+  if (typeof value === "string") {
+    return value.includes(NUL) ? value.replaceAll(NUL, REPLACEMENT) : value;
+  }
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let copy: AttributeValue[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = withoutNul(value[i]!);
+      if (item !== value[i]) (copy ??= [...value])[i] = item;
+    }
+    return copy ?? value;
+  }
+  let changed = false;
+  const entries = Object.entries(value).map(([key, item]) => {
+    const cleanKey = withoutNul(key) as string;
+    const cleanItem = withoutNul(item);
+    if (cleanKey !== key || cleanItem !== item) changed = true;
+    return [cleanKey, cleanItem] as const;
+  });
+  return changed ? Object.fromEntries(entries) : value;
 }
