@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import {
+  cutBeforeToken,
   ERROR_MESSAGE_MAX_BYTES,
   ID_MAX_BYTES,
   mapWithinLimits,
@@ -288,11 +289,11 @@ Deno.test("a resource session id of 1 MiB rejects every record of that resource"
 Deno.test("long texts are truncated to their cap with a visible marker", async (t) => {
   await t.step("error message: 8 KiB", () => {
     const event = toolCall(
-      only(claudeExport([call({ "success": "false", "error": "e".repeat(100_000) })])),
+      only(claudeExport([call({ "success": "false", "error": "e ".repeat(50_000) })])),
     );
     assert.ok(utf8Bytes(event.errorMessage!) <= ERROR_MESSAGE_MAX_BYTES);
     assert.ok(utf8Bytes(event.errorMessage!) > ERROR_MESSAGE_MAX_BYTES - 64);
-    assert.match(event.errorMessage!, /^e+…\[truncated: 100000 bytes\]$/);
+    assert.match(event.errorMessage!, /^(e )+…\[truncated: 100000 bytes\]$/);
   });
   await t.step("a long agent version is cut, not rejected", () => {
     const event = toolCall(only(claudeExport([call({ "app.version": "9".repeat(1000) })])));
@@ -381,4 +382,23 @@ Deno.test("the JSON decoder reads a time of any length without parsing it as a b
     { encoding: "json", pathSignal: "logs" },
   );
   assert.equal(padded.records[0]!.timeUnixNano, 1767225600000000000n, "leading zeros are zeros");
+});
+
+Deno.test("a cut never leaves part of a token (half a secret would escape detection)", () => {
+  const secret = `ghp_${"A1b2C3d4E5".repeat(3)}f6G7h8`;
+  for (let pad = 0; pad < 40; pad++) {
+    const text = `${"x ".repeat(100)}${"y".repeat(pad)} token=${secret} tail`;
+    const cut = cutBeforeToken(text, 230);
+    assert.ok(text.startsWith(cut));
+    assert.ok(!cut.includes("ghp_"), `pad ${pad}: ${cut.slice(-30)}`);
+  }
+  assert.equal(cutBeforeToken("abc def", 5), "abc ", "backs off to the token's start");
+  assert.equal(cutBeforeToken("abc def", 4), "abc ", "a cut at a boundary stays");
+  assert.equal(cutBeforeToken("a".repeat(2000), 1000), "a".repeat(488), "a run past the back-off");
+  const event = toolCall(only(claudeExport([call({
+    "success": "false",
+    "error": `${"e ".repeat(4070)}${secret} and more text after it`,
+  })])));
+  assert.ok(!event.errorMessage!.includes("ghp_"), event.errorMessage!.slice(-60));
+  assert.match(event.errorMessage!, /…\[truncated: \d+ bytes\]$/);
 });

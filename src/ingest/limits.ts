@@ -253,7 +253,32 @@ export function truncationMarker(bytes: number): string {
  */
 export function truncateText(text: string, bytes: number, cap: number): string {
   const marker = truncationMarker(bytes);
-  return utf8Prefix(text, Math.max(0, cap - utf8Bytes(marker))) + marker;
+  return cutBeforeToken(text, Math.max(0, cap - utf8Bytes(marker))) + marker;
+}
+
+/** Characters a token (a key, a secret, a base64 run) is made of. */
+const TOKEN_CHAR = /[A-Za-z0-9_\-+/=.~]/;
+/** How far back a cut looks for the start of the token it would split. */
+const TOKEN_BACKOFF = 512;
+
+/**
+ * The longest prefix of `s` within `max` bytes that does not end inside a
+ * token: detection runs on the stored (capped) text, so half a secret left at
+ * a cut would be stored unrecognised. A cut inside a token backs off to the
+ * token's start, or drops the last {@link TOKEN_BACKOFF} characters when no
+ * start is that close.
+ */
+export function cutBeforeToken(s: string, max: number): string {
+  const prefix = utf8Prefix(s, max);
+  if (prefix.length === s.length || prefix.length === 0) return prefix;
+  if (!TOKEN_CHAR.test(s[prefix.length]!) || !TOKEN_CHAR.test(prefix[prefix.length - 1]!)) {
+    return prefix;
+  }
+  const floor = Math.max(0, prefix.length - TOKEN_BACKOFF);
+  for (let i = prefix.length - 1; i >= floor; i--) {
+    if (!TOKEN_CHAR.test(prefix[i]!)) return prefix.slice(0, i + 1);
+  }
+  return prefix.slice(0, floor);
 }
 
 /**
@@ -298,7 +323,7 @@ function jsonString(text: string, cap: number): string {
   const marker = truncationMarker(utf8Bytes(text));
   let budget = cap - utf8Bytes(marker) - 2;
   while (budget > 0) {
-    const encoded = JSON.stringify(utf8Prefix(text, budget) + marker);
+    const encoded = JSON.stringify(cutBeforeToken(text, budget) + marker);
     const size = utf8Bytes(encoded);
     if (size <= cap) return encoded;
     // Escapes grew it: give up the excess and try again.
