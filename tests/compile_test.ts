@@ -4,17 +4,86 @@
  * says clearly that it skipped otherwise.
  */
 import assert from "node:assert/strict";
-import { compileArgs } from "../scripts/compile.ts";
+import { compileArgs, WORKERS } from "../scripts/compile.ts";
+import { workerModules } from "../scripts/release.ts";
 
 const denort = Deno.env.get("DENORT_BIN");
+const ROOT = new URL("..", import.meta.url).pathname;
 
-Deno.test("compile arguments embed the worker and exclude other platforms' DuckDB builds", () => {
+Deno.test("compile arguments embed the workers and exclude other platforms' DuckDB builds", () => {
   const args = compileArgs("dist/x");
   assert.ok(args.includes("--self-extracting"));
   assert.ok(!args.includes("--allow-all") && !args.includes("-A"), "minimal permissions");
   assert.ok(args.includes("src/store/read_worker.ts"));
+  assert.ok(args.includes("src/store/writer_worker.ts"));
   assert.ok(args.some((a) => a.includes("linux-x64-musl")), "the musl build is excluded");
   assert.ok(!args.some((a) => a.endsWith("node-bindings-linux-x64@1.5.5-r.5")), "ours is kept");
+});
+
+Deno.test("every worker src/ starts is embedded by compile", async () => {
+  const started = new Set<string>();
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (path.endsWith(".ts")) {
+        for (const worker of workerModules(await Deno.readTextFile(`${ROOT}${path}`))) {
+          started.add(new URL(worker, `file:///${path}`).pathname.slice(1));
+        }
+      }
+    }
+  };
+  await walk("src");
+  assert.deepEqual([...started].sort(), [...WORKERS].sort());
+});
+
+async function canUnshare(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("unshare", {
+      args: ["-n", "true"],
+      stdout: "null",
+      stderr: "null",
+    }).output()).success;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: (await canUnshare())
+    ? "compile with no network and no DENORT_BIN ends with one line naming DENORT_BIN"
+    : "compile without network SKIPPED: `unshare -n` is unavailable here (needs root)",
+  ignore: !(await canUnshare()),
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      // An empty DENO_DIR, so no denort downloaded earlier is found in its cache.
+      const env: Record<string, string> = { ...Deno.env.toObject(), DENO_DIR: `${dir}/deno-dir` };
+      delete env.DENORT_BIN;
+      const result = await new Deno.Command("unshare", {
+        args: [
+          "-n",
+          Deno.execPath(),
+          "run",
+          "-A",
+          `${ROOT}scripts/compile.ts`,
+          `${dir}/agent-telemetry`,
+        ],
+        cwd: ROOT,
+        env,
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(result.stderr).trim();
+      assert.notEqual(result.code, 0);
+      assert.equal(stderr.split("\n").length, 1, stderr);
+      assert.match(stderr, /set DENORT_BIN to its path/);
+      assert.doesNotMatch(stderr, /backtrace|Caused by/i);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
 
 Deno.test({

@@ -10,6 +10,8 @@ import { buildRelease, pinnedDenoVersion, type Release } from "../scripts/releas
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const decoder = new TextDecoder();
+const BINDINGS =
+  "app/node_modules/.deno/@duckdb+node-bindings-linux-x64@1.5.5-r.5/node_modules/@duckdb/node-bindings-linux-x64";
 
 /** Whether this machine can make a loopback-only network namespace (root, util-linux unshare). */
 async function canUnshare(): Promise<boolean> {
@@ -104,7 +106,8 @@ Deno.test({
         "app/scripts/gen.ts",
         "app/sql/sqlite/ingest.sql",
         "app/node_modules/@duckdb/node-api/package.json",
-        "app/node_modules/@duckdb/node-bindings-linux-x64/duckdb.node",
+        `${BINDINGS}/duckdb.node`,
+        `${BINDINGS}/libduckdb.so`,
       ]
     ) await Deno.stat(`${root}/${path}`);
     const pinned = pinnedDenoVersion(await Deno.readTextFile(`${ROOT}.ci/run`));
