@@ -163,3 +163,34 @@ Deno.test("detect rescan replaces flags without duplicates and redacts secrets k
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("detect rescan redacts a secret kept before in an error message", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    let org;
+    {
+      await using server = await startTestServer({ dir, flags: { keepSecrets: true } });
+      org = await server.createOrg();
+      const failed = toolResult({
+        session: "failing",
+        id: "f1",
+        tool: "Bash",
+        timeMs: NOW,
+        success: false,
+        error: `fatal: could not read from https://x-access-token:${GITHUB_TOKEN}@github.com`,
+      });
+      const sent = await server.ingest("/v1/logs", claudeExport([failed]), org.ingestKey);
+      await sent.body?.cancel();
+      const kept = await allResponses(server, org.apiKey);
+      assert.ok(kept.includes(GITHUB_TOKEN), "--keep-secrets kept it");
+    }
+    const result = await runCliProcess(["detect", "rescan", "--data", dir, "--json"]);
+    assert.equal(result.code, 0, result.stderr);
+    await using server = await startTestServer({ dir });
+    const everything = await allResponses(server, org.apiKey);
+    assert.equal(everything.includes(GITHUB_TOKEN), false, "rescan redacted the error text");
+    assert.match(everything, /\[REDACTED:/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -171,15 +171,25 @@ SELECT id, org_id, session_id FROM tool_calls WHERE id > $1 ORDER BY id LIMIT $2
 -- credential flag a redacted secret leaves behind.
 -- name: calls_to_rescan
 SELECT t.id, t.org_id, t.session_id, t.ts, t.tool_name, t.tool_type, t.category, t.tool_call_id,
-  t.arguments, t.result, f.evidence AS credential_evidence
+  t.arguments, t.result, t.error_message, t.error_type, t.tool_description, t.agent_name,
+  t.mcp_server_name, t.mcp_server_scope, t.cwd, f.evidence AS credential_evidence
 FROM tool_calls AS t
 LEFT JOIN risk_flags AS f ON f.call_id = t.id AND f.flag = 'credential_detected'
 WHERE t.id = ANY($1::text[])
 ORDER BY t.id;
 
 -- name: update_call_texts
-UPDATE tool_calls AS t SET arguments = u.arguments, result = u.result, seq = u.seq
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(arguments, result, seq, id)
+UPDATE tool_calls AS t SET arguments = u.arguments, result = u.result,
+  error_message = u.error_message, error_type = u.error_type, tool_description = u.tool_description,
+  agent_name = u.agent_name, mcp_server_name = u.mcp_server_name,
+  mcp_server_scope = u.mcp_server_scope, cwd = u.cwd, seq = u.seq
+FROM unnest(
+  $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+  $9::text[], $10::bigint[], $11::text[]
+) AS u(
+  arguments, result, error_message, error_type, tool_description, agent_name, mcp_server_name,
+  mcp_server_scope, cwd, seq, id
+)
 WHERE t.id = u.id;
 
 -- name: probe

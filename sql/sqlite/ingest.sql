@@ -119,7 +119,8 @@ WHERE org_id = ?2 AND session_id = ?3;
 UPDATE sessions SET seq = ?, provider_name = ? WHERE org_id = ? AND session_id = ?;
 
 -- name: calls_to_rescan
-SELECT id, org_id, session_id, ts, tool_name, tool_type, category, tool_call_id, arguments, result
+SELECT id, org_id, session_id, ts, tool_name, tool_type, category, tool_call_id, arguments, result,
+  error_message, error_type, tool_description, agent_name, mcp_server_name, mcp_server_scope, cwd
 FROM tool_calls
 WHERE id > ?
 ORDER BY id
@@ -129,4 +130,6 @@ LIMIT ?;
 SELECT evidence FROM risk_flags WHERE call_id = ? AND flag = 'credential_detected';
 
 -- name: update_call_text
-UPDATE tool_calls SET arguments = ?, result = ?, seq = ? WHERE id = ?;
+UPDATE tool_calls SET arguments = ?, result = ?, error_message = ?, error_type = ?,
+  tool_description = ?, agent_name = ?, mcp_server_name = ?, mcp_server_scope = ?, cwd = ?, seq = ?
+WHERE id = ?;

@@ -8,7 +8,13 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { callTexts, type Detection, detectToolCall, type RiskFinding } from "../detect/mod.ts";
+import {
+  CALL_TEXT_NAMES,
+  callTexts,
+  type Detection,
+  detectToolCall,
+  type RiskFinding,
+} from "../detect/mod.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,
@@ -634,6 +640,47 @@ export interface RescanRow {
   "tool_call_id": string | null;
   arguments: string | null;
   result: string | null;
+  "error_message": string | null;
+  "error_type": string | null;
+  "tool_description": string | null;
+  "agent_name": string | null;
+  "mcp_server_name": string | null;
+  "mcp_server_scope": string | null;
+  cwd: string | null;
+}
+
+/** A rescanned call's stored texts, by their detection names. */
+function rescanTexts(row: RescanRow) {
+  return {
+    errorMessage: row.error_message ?? undefined,
+    errorType: row.error_type ?? undefined,
+    toolDescription: row.tool_description ?? undefined,
+    agentName: row.agent_name ?? undefined,
+    mcpServerName: row.mcp_server_name ?? undefined,
+    mcpServerScope: row.mcp_server_scope ?? undefined,
+    cwd: row.cwd ?? undefined,
+  };
+}
+
+/**
+ * The texts to store for a rescanned call, in the order of the update
+ * statements (arguments, result, then the other texts), or null when
+ * detection left every one of them as stored.
+ */
+export function rescannedTexts(row: RescanRow, detection: Detection): (string | null)[] | null {
+  const texts = detection.texts ?? {};
+  const stored = rescanTexts(row);
+  const values = [
+    detection.arguments ?? null,
+    detection.result ?? null,
+    ...CALL_TEXT_NAMES.map((name) => texts[name] ?? stored[name] ?? null),
+  ];
+  const before = [
+    row.arguments,
+    row.result,
+    ...CALL_TEXT_NAMES.map((name) => stored[name] ?? null),
+  ];
+  return values.every((value, i) => value === before[i]) ? null : values;
 }
 
 /** The identity of a rescanned call. */
@@ -663,8 +710,10 @@ export function rescanDetection(
     category: row.category as ToolCallEvent["category"],
     ...(row.arguments === null ? {} : { arguments: row.arguments }),
     ...(row.result === null ? {} : { result: row.result }),
+    texts: callTexts(rescanTexts(row)),
   }, { redact: options.redactSecrets });
-  const redacted = `${row.arguments ?? ""}${row.result ?? ""}`.includes("[REDACTED:");
+  const redacted = [row.arguments, row.result, ...Object.values(rescanTexts(row))]
+    .some((text) => text?.includes("[REDACTED:"));
   if (
     keptEvidence !== undefined && redacted &&
     !detection.flags.some((f) => f.flag === "credential_detected")

@@ -14,6 +14,7 @@ import {
   type IngestStore,
   type IngestSummary,
   rescanDetection,
+  rescannedTexts,
   type RescanRow,
   riskFlagRows,
   type Sender,
@@ -96,11 +97,8 @@ export class TelemetryWriter {
     const detection = rescanDetection(row, kept?.evidence, this.#options);
     this.#store.forgetDetections(row.id, this.#nextSeq());
     const seq = this.#nextSeq();
-    const args = detection.arguments ?? null;
-    const result = detection.result ?? null;
-    if (args !== row.arguments || result !== row.result) {
-      this.#run("update_call_text", "run", args, result, seq, row.id);
-    }
+    const texts = rescannedTexts(row, detection);
+    if (texts !== null) this.#run("update_call_text", "run", ...texts, seq, row.id);
     const call = storedCallOf(row);
     for (const values of riskFlagRows(call, detection, seq)) {
       this.#run("insert_risk_flag", "run", ...values);

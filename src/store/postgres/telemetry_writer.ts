@@ -14,6 +14,7 @@ import {
   ingestEvents,
   type IngestSummary,
   rescanDetection,
+  rescannedTexts,
   type RescanRow,
   riskFlagRows,
   type Sender,
@@ -181,9 +182,8 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
       const detection = rescanDetection(row, row.credential_evidence ?? undefined, this.#options);
       tombstones.push([seqs[used++]!, "detections", row.id]);
       const seq = seqs[used++]!;
-      const args = detection.arguments ?? null;
-      const result = detection.result ?? null;
-      if (args !== row.arguments || result !== row.result) texts.push([args, result, seq, row.id]);
+      const changed = rescannedTexts(row, detection);
+      if (changed !== null) texts.push([...changed, seq, row.id]);
       const call = storedCallOf(row);
       flags.push(...riskFlagRows(call, detection, seq));
       hits.push(...domainHitRows(call, detection, seq));
