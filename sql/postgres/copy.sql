@@ -116,3 +116,9 @@ DELETE FROM members WHERE id IN (SELECT id FROM removed);
 INSERT INTO migration_members (id)
 SELECT jsonb_array_elements_text(?::text::jsonb)
 ON CONFLICT DO NOTHING;
+
+-- The directory's cursor secret replaces the one this database made, so a
+-- page cursor served before the move is still accepted after it.
+-- name: carry_cursor_secret
+UPDATE installation_secrets SET value = ?
+WHERE name = 'cursor' AND value IS DISTINCT FROM ?;

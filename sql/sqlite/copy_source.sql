@@ -20,3 +20,6 @@ SELECT 1 AS found FROM sessions WHERE org_id = ? AND session_id = ?;
 
 -- name: member_ids
 SELECT id FROM members ORDER BY id;
+
+-- name: cursor_secret
+SELECT value FROM installation_secrets WHERE name = 'cursor';

@@ -13,12 +13,16 @@
  * writes meanwhile is caught up by the next run: telemetry rows by `seq`
  * (inserted, or replacing an older version of the row), deletions from the
  * source's tombstones, key-store rows and decisions by comparing them all
- * again (new rows, revocations). Stopping the server and running once more
+ * again (new rows, revocations), members removed by the list of those the
+ * last run saw (`migration_members`: a member added in PostgreSQL itself is
+ * never removed). The installation's cursor secret comes along, so page
+ * cursors stay valid across the move. Stopping the server and running once more
  * thus leaves the database equal to the directory; a run with nothing new
  * writes nothing.
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
 import copySql from "../../../sql/postgres/copy.sql" with { type: "text" };
 import sourceSql from "../../../sql/sqlite/copy_source.sql" with { type: "text" };
@@ -109,6 +113,7 @@ const SEED_COPIED_MEMBERS = namedSql(target, "seed_copied_members");
 const REVOKE_REMOVED_MEMBER_KEYS = pg("revoke_removed_member_keys");
 const DELETE_REMOVED_MEMBERS = pg("delete_removed_members");
 const RECORD_COPIED_MEMBERS = pg("record_copied_members");
+const CARRY_CURSOR_SECRET = pg("carry_cursor_secret");
 const RAISE_SEQ = pg("raise_seq");
 
 const source = parseNamedSql(sourceSql);
@@ -118,6 +123,7 @@ const TABLE_COLUMNS = namedSql(source, "table_columns");
 const TOMBSTONES_SINCE = namedSql(source, "tombstones_since");
 const SESSION_EXISTS = namedSql(source, "session_exists");
 const MEMBER_IDS = namedSql(source, "member_ids");
+const CURSOR_SECRET = namedSql(source, "cursor_secret");
 
 /** One batch committed. */
 export interface CopyProgress {
@@ -335,6 +341,7 @@ class Copier {
       rows.map((r) => [r.tbl, { lastKey: r.last_key, done: r.done, syncedSeq: r.synced_seq }]),
     );
     await this.#carryMemberRemovals();
+    await this.#carryCursorSecret();
     for (const spec of TABLES) {
       if (!await this.#copyTable(spec, progress.get(spec.name)!)) return false;
     }
@@ -363,6 +370,16 @@ class Copier {
       await tx.unsafe(RECORD_COPIED_MEMBERS, [ids]);
       return removed;
     });
+  }
+
+  /** The directory's cursor secret, so cursors served before the move stay valid after it. */
+  async #carryCursorSecret(): Promise<void> {
+    const row = this.#sources.keys.prepare(CURSOR_SECRET).get() as
+      | { value: Uint8Array }
+      | undefined;
+    if (row === undefined) return;
+    const secret = Buffer.from(row.value) as unknown as PgParam;
+    await this.#sql.unsafe(CARRY_CURSOR_SECRET, [secret, secret]);
   }
 
   async #copyTable(spec: TableSpec, progress: TableProgress): Promise<boolean> {
