@@ -892,7 +892,10 @@ Deno.test("mapRecord maps the Gemini CLI fixture event by event", async (t) => {
         source: "otlp_logs",
       } satisfies Omit<ToolCallEvent, "identity">,
     );
-    assert.ok(identity!.startsWith(`gemini_cli.tool_call:${t0 + 3000}000000:read_file:`), identity);
+    assert.ok(
+      identity!.startsWith(`gemini_cli.tool_call:${t0 + 3000}000000:read_file:`),
+      String(identity),
+    );
     assert.ok(!("toolCallId" in defined(call)) && !("toolUseId" in defined(call)));
   });
 

@@ -50,8 +50,8 @@ Deno.test("backup while serving, restore into a new directory: every endpoint an
     await using copy = await startTestServer({ dir: `${root}/copy` });
     const after = await Promise.all(ENDPOINTS.map((path) => copy.getJson(path, org.apiKey)));
     for (let i = 0; i < ENDPOINTS.length; i++) {
-      assert.equal(before[i]!.status, 200, ENDPOINTS[i]);
-      assert.deepEqual(after[i], before[i], ENDPOINTS[i]);
+      assert.equal(before[i]!.status, 200, String(ENDPOINTS[i]));
+      assert.deepEqual(after[i], before[i], String(ENDPOINTS[i]));
     }
   } finally {
     await Deno.remove(root, { recursive: true });

@@ -101,7 +101,9 @@ Deno.test({
       try {
         await using node = await startTestServer({ dir: nodeDir, database: database.url });
         const after = await answers(node, org, paths);
-        for (let i = 0; i < paths.length; i++) assert.deepEqual(after[i], before[i], paths[i]);
+        for (let i = 0; i < paths.length; i++) {
+          assert.deepEqual(after[i], before[i], String(paths[i]));
+        }
       } finally {
         await Deno.remove(nodeDir, { recursive: true });
       }

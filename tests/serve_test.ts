@@ -199,7 +199,7 @@ engineTest(
         await using server = await startTestServer({ dir, database });
         const after = await Promise.all(PATHS.map((path) => server.getJson(path, apiKey)));
         for (let i = 0; i < PATHS.length; i++) {
-          assert.equal(after[i]!.status, 200, PATHS[i]);
+          assert.equal(after[i]!.status, 200, String(PATHS[i]));
           if (PATHS[i]!.startsWith("/v1/insights")) {
             delete after[i]!.body.window;
             delete before[i]!.body.window;

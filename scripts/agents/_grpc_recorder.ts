@@ -70,7 +70,8 @@ export async function startGrpcRecorder(
 ): Promise<GrpcRecorder> {
   const requests: RecordedRequest[] = [];
   const server = http2.createServer();
-  server.on("stream", (stream, headers) => {
+  server.on("stream", (anyStream, headers) => {
+    const stream = anyStream as http2.ServerHttp2Stream;
     const chunks: Buffer[] = [];
     stream.on("data", (chunk: Buffer) => chunks.push(chunk));
     stream.on("end", async () => {
