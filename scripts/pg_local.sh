@@ -13,6 +13,9 @@ bin=""
 for candidate in /usr/lib/postgresql/*/bin; do
   [ -x "$candidate/initdb" ] && bin=$candidate
 done
+if [ -z "$bin" ] && command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+  bin=$(dirname "$(command -v initdb)")
+fi
 if [ -z "$bin" ] && [ "$action" = start ]; then
   echo "pg_local: installing postgresql (Debian package)" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -1,9 +1,15 @@
 import assert from "node:assert/strict";
-import { runCliProcess, startTestServer } from "./_harness.ts";
+import { DatabaseSync } from "node:sqlite";
+import { engineTest, runCliProcess, startTestServer, type TestServer } from "./_harness.ts";
 import { apiRequest, claudeExport, toolResult } from "./_otlp.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
+/**
+ * A fixed clock for the cutoff tests, in the future so that the server's own
+ * background pass (10 s after start, on the real clock) deletes none of their rows.
+ */
+const FIXED_NOW = Date.parse("2100-06-15T12:34:56.789Z");
 
 Deno.test("retention deletes calls older than --retention-days and keeps sessions consistent", async () => {
   await using server = await startTestServer({ flags: { retentionDays: "90" } });
@@ -85,4 +91,110 @@ Deno.test("--retention-days below 90 is refused", async () => {
   ]);
   assert.equal(result.code, 2);
   assert.match(result.stderr, /at least 90 days/);
+});
+
+/**
+ * One session with a tool call and a model call (costs 1, 2 and 4 USD) at each
+ * of `cutoff - 1 ms`, `cutoff` and `cutoff + 1 ms`.
+ */
+async function ingestAroundCutoff(server: TestServer, ingestKey: string, cutoff: number) {
+  const times = [cutoff - 1, cutoff, cutoff + 1];
+  const response = await server.ingest(
+    "/v1/logs",
+    claudeExport(times.flatMap((timeMs, i) => [
+      toolResult({ session: "edge", id: `edge-${i}`, tool: "Bash", timeMs }),
+      apiRequest({ session: "edge", timeMs, model: "m", costUsd: 2 ** i, requestId: `r${i}` }),
+    ])),
+    ingestKey,
+  );
+  assert.equal(response.status, 200);
+  await response.body?.cancel();
+}
+
+/** The times of the session's stored tool calls, oldest first, and the session's cost. */
+async function edgeSession(server: TestServer, apiKey: string) {
+  const calls = await server.getJson("/v1/tool-calls?session_id=edge", apiKey);
+  assert.equal(calls.status, 200);
+  const times = calls.body.data.map((c: { timestamp: string }) => Date.parse(c.timestamp))
+    .sort((a: number, b: number) => a - b);
+  const session = await server.getJson("/v1/sessions/edge", apiKey);
+  return { times, costUsd: session.status === 200 ? session.body.session.cost_usd : null };
+}
+
+// DESIGN, precise definitions: `--retention-days N` deletes what is older than N days, so a row
+// exactly N days old (ts = now - N days) is kept and one 1 ms older is deleted.
+engineTest(
+  "--retention-days keeps a row exactly N days old and deletes one 1 ms older",
+  async () => {
+    await using server = await startTestServer({ flags: { retentionDays: "90" } });
+    const org = await server.createOrg();
+    const cutoff = FIXED_NOW - 90 * DAY;
+    await ingestAroundCutoff(server, org.ingestKey, cutoff);
+
+    const first = await server.server.runRetention(FIXED_NOW);
+    assert.deepEqual(first, { ...first, toolCalls: 1, modelCalls: 1 }, "only the rows before it");
+    assert.deepEqual(await edgeSession(server, org.apiKey), {
+      times: [cutoff, cutoff + 1],
+      costUsd: 6,
+    });
+
+    // One millisecond later the row at the old cutoff is older than 90 days.
+    const next = await server.server.runRetention(FIXED_NOW + 1);
+    assert.deepEqual(next, { ...next, toolCalls: 1, modelCalls: 1 });
+    assert.deepEqual(await edgeSession(server, org.apiKey), { times: [cutoff + 1], costUsd: 4 });
+  },
+);
+
+/** Bytes the pages of `telemetry.db` hold, free pages excluded, as retention counts them. */
+function usedBytes(dir: string): number {
+  const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+  try {
+    const row = db.prepare(
+      "SELECT (page_count - freelist_count) * page_size AS used FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()",
+    ).get() as { used: number };
+    return row.used;
+  } finally {
+    db.close();
+  }
+}
+
+// The disk cap deletes whole UTC days, oldest first: the oldest day ends at the next UTC midnight,
+// so a row 1 ms before that midnight goes with its day and a row at the midnight stays.
+Deno.test("the disk cap deletes the oldest UTC day up to its last millisecond and keeps the next midnight", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-test-" });
+  try {
+    const midnight = Date.UTC(2100, 0, 10);
+    {
+      await using loader = await startTestServer({ dir });
+      const org = await loader.createOrg();
+      // The oldest day is big: deleting it alone brings the store under the cap set below.
+      const bulk = Array.from({ length: 300 }, (_, i) =>
+        toolResult({
+          session: "oldest-day",
+          id: `bulk-${i}`,
+          tool: "Bash",
+          timeMs: midnight - DAY + i * 1000,
+          input: { command: `echo ${"x".repeat(400)} ${i}` },
+        }));
+      const response = await loader.ingest("/v1/logs", claudeExport(bulk), org.ingestKey);
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      await ingestAroundCutoff(loader, org.ingestKey, midnight);
+      await Deno.writeTextFile(`${dir}/org.json`, JSON.stringify(org));
+    }
+    const org = JSON.parse(await Deno.readTextFile(`${dir}/org.json`));
+    // A few pages over the cap: the oldest day (over 100 kB) must go, and nothing else need.
+    const cap = usedBytes(dir) - 16_384;
+    await using server = await startTestServer({ dir, flags: { maxDiskBytes: String(cap) } });
+    // The result is not asserted: the background pass may have run first, with the same effect.
+    await server.server.runRetention(midnight + 30 * DAY);
+    assert.ok(usedBytes(dir) <= cap, "under the cap");
+    assert.equal((await server.getJson("/v1/sessions/oldest-day", org.apiKey)).status, 404);
+    assert.deepEqual(await edgeSession(server, org.apiKey), {
+      times: [midnight, midnight + 1],
+      costUsd: 6,
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

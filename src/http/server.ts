@@ -32,8 +32,11 @@ export interface RunningServer {
   ingestUrl: string;
   /** The OTLP/gRPC listener's `http://` (h2c) or `https://` URL; null when turned off. */
   grpcUrl: string | null;
-  /** Runs one retention pass now (it also runs in the background). */
-  runRetention(): Promise<RetentionResult>;
+  /**
+   * Runs one retention pass now, after any pass in flight (it also runs in the
+   * background). `now` fixes the clock the cutoff is taken from (tests).
+   */
+  runRetention(now?: number): Promise<RetentionResult>;
   /** Stops accepting, finishes in-flight requests, closes the stores. */
   close(): Promise<void>;
 }
@@ -123,9 +126,11 @@ export async function startServer(
   let grpcListener: GrpcListener | null = null;
   let retentionTimer: ReturnType<typeof setTimeout> | undefined;
   let retentionRun: Promise<RetentionResult> | null = null;
-  const runRetention = () =>
-    retentionRun ??= (writer?.runRetention() ?? Promise.resolve(NOTHING_PRUNED)).then(
-      (result) => {
+  // Passes run one after another, so a pass at a fixed `now` never returns the result of another.
+  const runRetention = (now?: number): Promise<RetentionResult> => {
+    const pass = (retentionRun ?? Promise.resolve(NOTHING_PRUNED)).catch(() => NOTHING_PRUNED)
+      .then(() => writer?.runRetention(now) ?? NOTHING_PRUNED)
+      .then((result) => {
         if (result.toolCalls + result.modelCalls > 0) {
           log("info", "retention pass", {
             deleted_tool_calls: result.toolCalls,
@@ -134,14 +139,23 @@ export async function startServer(
           });
         }
         return result;
-      },
-    ).finally(() => retentionRun = null);
+      });
+    retentionRun = pass;
+    void pass.catch(() => {}).finally(() => {
+      if (retentionRun === pass) retentionRun = null;
+    });
+    return pass;
+  };
+  let stopped = false;
   const scheduleRetention = (delay: number) => {
+    // A pass that ends while closing schedules no other.
+    if (stopped) return;
     retentionTimer = setTimeout(() => {
       runRetention().catch(logError).finally(() => scheduleRetention(RETENTION_EVERY_MS));
     }, delay);
   };
   const closeAll = async () => {
+    stopped = true;
     clearTimeout(retentionTimer);
     await Promise.all([
       ...listeners.map((server) => server.shutdown()),
