@@ -32,8 +32,9 @@ export function postgresBinaries(
 ): string | null {
   const dirs = path.split(":").filter((dir) => dir !== "");
   try {
+    // The newest version first, as scripts/pg_local.sh picks it.
     const versions = [...Deno.readDirSync(versionsDir)].map((entry) => entry.name)
-      .sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
+      .sort((a, b) => Number(b) - Number(a) || b.localeCompare(a));
     dirs.push(...versions.map((version) => `${versionsDir}/${version}/bin`));
   } catch {
     // No Debian-style installation.
