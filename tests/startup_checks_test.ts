@@ -40,13 +40,25 @@ async function assertRefused(
   hint: RegExp,
 ): Promise<void> {
   const before = listing(dir);
-  const { code, stderr } = await runCliProcess(args);
+  const { code, stderr } = await runRefusedCli(args);
   const lines = stderr.trim().split("\n");
   assert.equal(code, 2, stderr);
   assert.equal(lines.length, 1, `more than one line:\n${stderr}`);
   assert.ok(lines[0]!.includes(file), `does not name ${file}: ${lines[0]}`);
   assert.match(lines[0]!, hint);
   assert.deepEqual(listing(dir), before, "files were created");
+}
+
+/** Runs the CLI like runCliProcess, killed after 20 s: a server that starts is no refusal. */
+async function runRefusedCli(args: string[]): Promise<{ code: number; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL("../main.ts", import.meta.url).pathname, ...args],
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
 }
 
 function overwrite(path: string, offset: number, bytes: Uint8Array): void {
