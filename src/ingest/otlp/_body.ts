@@ -1,5 +1,5 @@
 import { OtlpDecodeError, PayloadTooLargeError, UnsupportedMediaTypeError } from "./_errors.ts";
-import type { Encoding } from "./mod.ts";
+import type { Encoding } from "./_types.ts";
 
 /**
  * Largest piece of compressed input handed to the inflater at once. Deflate

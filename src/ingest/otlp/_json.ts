@@ -3,7 +3,7 @@ import { TIME_MAX_NS, TIME_NOT_FIXED64 } from "../limits.ts";
 import { OtlpDecodeError } from "./_errors.ts";
 import { hexOf, idHexOf } from "./_hex.ts";
 import { eventNameOf, MAX_VALUE_DEPTH, setAttribute } from "./_record.ts";
-import type { Signal } from "./mod.ts";
+import type { Signal } from "./_types.ts";
 
 type JsonObject = { [key: string]: unknown };
 

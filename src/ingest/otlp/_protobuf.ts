@@ -2,7 +2,7 @@ import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import type { Attributes, AttributeValue, OtlpRecord } from "../types.ts";
 import { hexOf, idHexOf } from "./_hex.ts";
 import { eventNameOf, MAX_VALUE_DEPTH, setAttribute } from "./_record.ts";
-import type { Signal } from "./mod.ts";
+import type { Signal } from "./_types.ts";
 
 /**
  * Recently decoded short ASCII strings (attribute keys, and values such as

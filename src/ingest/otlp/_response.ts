@@ -1,5 +1,5 @@
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import type { Encoding, Signal } from "./mod.ts";
+import type { Encoding, Signal } from "./_types.ts";
 
 /** The rejected-count field of each signal's `Export*PartialSuccess`, in OTLP/JSON. */
 const REJECTED_KEY: Record<Signal, string> = {

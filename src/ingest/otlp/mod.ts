@@ -10,16 +10,12 @@ import type { OtlpRecord } from "../types.ts";
 import { OtlpDecodeError } from "./_errors.ts";
 import { decodeJson } from "./_json.ts";
 import { decodeProtobuf } from "./_protobuf.ts";
+import type { Encoding, Signal } from "./_types.ts";
 
 export { encodingOf, readBody } from "./_body.ts";
 export { OtlpDecodeError, PayloadTooLargeError, UnsupportedMediaTypeError } from "./_errors.ts";
 export { encodeExportResponse } from "./_response.ts";
-
-/** An OTLP signal, as named by the `/v1/<signal>` path. */
-export type Signal = "logs" | "traces" | "metrics";
-
-/** How a request body is encoded. */
-export type Encoding = "json" | "protobuf";
+export type { Encoding, Signal } from "./_types.ts";
 
 /**
  * Decodes an OTLP export request. JSON is routed by its top key
