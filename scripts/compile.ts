@@ -40,7 +40,7 @@ export function duckdbBinding(os = Deno.build.os, arch = Deno.build.arch): strin
 }
 
 /** The worker modules of the program, as `deno compile --include` paths. */
-export const WORKERS = ["src/store/read_worker.ts", "src/store/writer_worker.ts"];
+export const WORKERS = ["src/store/sqlite/read_worker.ts", "src/store/sqlite/writer_worker.ts"];
 
 /** The `deno compile` arguments. */
 export function compileArgs(output: string): string[] {

@@ -20,7 +20,7 @@ import type {
   ToolCallEvent,
 } from "../src/ingest/types.ts";
 import { resolveServeConfig } from "../src/config.ts";
-import { dataPaths } from "../src/store/data_dir.ts";
+import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import { openStores, type Stores } from "../src/store/open_stores.ts";
 import { testDatabase } from "./_harness.ts";
 

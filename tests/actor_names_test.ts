@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { ACTOR_NAME_TTL_MS, ActorNames } from "../src/api/actor_names.ts";
-import { KeyStore } from "../src/store/keys.ts";
-import { openDatabase } from "../src/store/sqlite.ts";
+import { KeyStore } from "../src/store/sqlite/keys.ts";
+import { openDatabase } from "../src/store/sqlite/database.ts";
 import { engineTest, startTestServer } from "./_harness.ts";
 import { loadScenario } from "./_scenario.ts";
 

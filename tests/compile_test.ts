@@ -14,8 +14,8 @@ Deno.test("compile arguments embed the workers and exclude other platforms' Duck
   const args = compileArgs("dist/x");
   assert.ok(args.includes("--self-extracting"));
   assert.ok(!args.includes("--allow-all") && !args.includes("-A"), "minimal permissions");
-  assert.ok(args.includes("src/store/read_worker.ts"));
-  assert.ok(args.includes("src/store/writer_worker.ts"));
+  assert.ok(args.includes("src/store/sqlite/read_worker.ts"));
+  assert.ok(args.includes("src/store/sqlite/writer_worker.ts"));
   assert.ok(args.some((a) => a.includes("linux-x64-musl")), "the musl build is excluded");
   assert.ok(!args.some((a) => a.endsWith("node-bindings-linux-x64@1.5.5-r.5")), "ours is kept");
 });

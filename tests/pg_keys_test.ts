@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { KeyStore, KeyStoreInputError } from "../src/store/keys.ts";
+import { KeyStore, KeyStoreInputError } from "../src/store/sqlite/keys.ts";
 import { UserInputError } from "../src/errors.ts";
 import { connectPostgres } from "../src/store/postgres/client.ts";
 import { PgKeyStore } from "../src/store/postgres/keys.ts";

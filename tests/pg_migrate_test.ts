@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { generateExports } from "../scripts/gen.ts";
-import { Retention } from "../src/store/retention.ts";
-import { openDatabase } from "../src/store/sqlite.ts";
+import { Retention } from "../src/store/sqlite/retention.ts";
+import { openDatabase } from "../src/store/sqlite/database.ts";
 import { openKeyStoreFor } from "../src/store/open_stores.ts";
 import { connectPostgres } from "../src/store/postgres/client.ts";
 import {

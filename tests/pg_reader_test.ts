@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { encodeJson, generateExports } from "../scripts/gen.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
-import { openTelemetryWriter } from "../src/store/data_dir.ts";
+import { openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
 import { connectPostgres, numberPlaceholders, type Sql } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
 import { PgReader } from "../src/store/postgres/reader.ts";
@@ -11,8 +11,8 @@ import {
   QueryTimeoutError,
   ReaderPool,
   type ReadStatement,
-} from "../src/store/reader.ts";
-import { openDatabase } from "../src/store/sqlite.ts";
+} from "../src/store/sqlite/reader.ts";
+import { openDatabase } from "../src/store/sqlite/database.ts";
 import {
   type CallFilters,
   type FacetName,

@@ -15,14 +15,14 @@ import type {
   TelemetryEvent,
   ToolCallEvent,
 } from "../src/ingest/types.ts";
-import { dataPaths, openTelemetryWriter } from "../src/store/data_dir.ts";
+import { dataPaths, openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
 import type { IngestSummary, Sender } from "../src/store/ingest_batch.ts";
 import { connectPostgres, type Sql } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
 import { PgTelemetryWriter } from "../src/store/postgres/telemetry_writer.ts";
-import { Retention, type RetentionOptions } from "../src/store/retention.ts";
-import { openDatabase } from "../src/store/sqlite.ts";
-import type { TelemetryWriter } from "../src/store/telemetry_writer.ts";
+import { Retention, type RetentionOptions } from "../src/store/sqlite/retention.ts";
+import { openDatabase } from "../src/store/sqlite/database.ts";
+import type { TelemetryWriter } from "../src/store/sqlite/telemetry_writer.ts";
 import { createTestDatabase, pgTestUrl, type TestDatabase } from "./_pg.ts";
 
 const ignore = !pgTestUrl();

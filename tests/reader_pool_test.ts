@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { ReaderPool } from "../src/store/reader.ts";
+import { ReaderPool } from "../src/store/sqlite/reader.ts";
 
 const SLOW_WORKER = new URL("./fixtures/workers/slow_read_worker.ts", import.meta.url);
 

@@ -9,7 +9,7 @@
 import type { ApiHandler } from "../api/context.ts";
 import type { Route } from "../http/router.ts";
 import { log } from "../log.ts";
-import { directoryWritable } from "../store/sqlite.ts";
+import { directoryWritable } from "../store/sqlite/database.ts";
 import {
   type InsightBody,
   type InsightEngine,

@@ -11,7 +11,7 @@
 import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
 import sourceSql from "../../sql/duckdb/replica_source.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
-import { openDatabase } from "../store/sqlite.ts";
+import { openDatabase } from "../store/sqlite/database.ts";
 import {
   CHUNK_ROWS,
   GROUP_ROWS,

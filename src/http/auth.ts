@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ApiPrincipal, IngestPrincipal } from "../store/keys.ts";
+import type { ApiPrincipal, IngestPrincipal } from "../store/sqlite/keys.ts";
 import type { Awaitable, KeyVerifier } from "../store/stores.ts";
 import { ApiError } from "./responses.ts";
 

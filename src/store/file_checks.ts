@@ -10,7 +10,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { UserInputError } from "../errors.ts";
-import { sqliteLocation } from "./sqlite.ts";
+import { sqliteLocation } from "./sqlite/database.ts";
 
 /** A data file that cannot be used as it is: one line naming it and what to do. */
 export class DataFileError extends UserInputError {

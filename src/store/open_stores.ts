@@ -6,15 +6,15 @@
  * @module
  */
 import type { ServeConfig } from "../config.ts";
-import { dataPaths, openDataDir, openKeyStore, openTelemetryWriter } from "./data_dir.ts";
+import { dataPaths, openDataDir, openKeyStore, openTelemetryWriter } from "./sqlite/data_dir.ts";
 import { checkDataFiles } from "./file_checks.ts";
 import { connectPostgres } from "./postgres/client.ts";
 import { PgKeyStore } from "./postgres/keys.ts";
 import { migratePostgres, requirePostgresMigrated } from "./postgres/migrate.ts";
 import { PgReader } from "./postgres/reader.ts";
 import { PgTelemetryWriter } from "./postgres/telemetry_writer.ts";
-import { ReaderPool } from "./reader.ts";
-import type { RetentionOptions } from "./retention.ts";
+import { ReaderPool } from "./sqlite/reader.ts";
+import type { RetentionOptions } from "./sqlite/retention.ts";
 import type { KeyStoreApi, TelemetryReader, TelemetryWriterApi } from "./stores.ts";
 
 /** Where the analytics replica copies telemetry from. */

@@ -14,10 +14,10 @@ import type {
   ListedKey,
   ListedMember,
   ListedOrg,
-} from "./keys.ts";
-import type { ReadStatement } from "./reader.ts";
-import type { RetentionResult } from "./retention.ts";
-import type { IngestSummary, Sender } from "./telemetry_writer.ts";
+} from "./sqlite/keys.ts";
+import type { ReadStatement } from "./sqlite/reader.ts";
+import type { RetentionResult } from "./sqlite/retention.ts";
+import type { IngestSummary, Sender } from "./sqlite/telemetry_writer.ts";
 import type { TelemetryQueries } from "./telemetry_queries.ts";
 
 /** A value, or a promise of it: the SQLite key store answers at once. */

@@ -9,7 +9,7 @@
 import postgresQueriesSql from "../../sql/postgres/queries.sql" with { type: "text" };
 import sqliteQueriesSql from "../../sql/sqlite/queries.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "./named_sql.ts";
-import type { ReadStatement } from "./reader.ts";
+import type { ReadStatement } from "./sqlite/reader.ts";
 
 /** The statement builders of one SQL dialect. */
 export interface TelemetryQueries {

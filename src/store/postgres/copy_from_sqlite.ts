@@ -27,10 +27,10 @@ import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
 import copySql from "../../../sql/postgres/copy.sql" with { type: "text" };
 import sourceSql from "../../../sql/sqlite/copy_source.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
-import { dataPaths } from "../data_dir.ts";
-import { keyStoreMigrations, telemetryMigrations } from "../migrations.ts";
+import { dataPaths } from "../sqlite/data_dir.ts";
+import { keyStoreMigrations, telemetryMigrations } from "../sqlite/migrations.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import { type Migration, openDatabase, requireMigrated } from "../sqlite.ts";
+import { type Migration, openDatabase, requireMigrated } from "../sqlite/database.ts";
 import {
   connectPostgres,
   isUnavailable,

@@ -14,7 +14,7 @@ import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "t
 import rangeRepair from "../../../sql/postgres/0003_range_repair.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import type { Migration } from "../sqlite.ts";
+import type { Migration } from "../sqlite/database.ts";
 import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
 
 /** Migrations of the PostgreSQL store, in order. */

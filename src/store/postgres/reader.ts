@@ -12,7 +12,7 @@ import {
   QueryQueueFullError,
   QueryTimeoutError,
   type ReadStatement,
-} from "../reader.ts";
+} from "../sqlite/reader.ts";
 import type { TelemetryReader } from "../stores.ts";
 import { postgresQueries, type TelemetryQueries } from "../telemetry_queries.ts";
 import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";

@@ -6,10 +6,10 @@
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import keysSql from "../../sql/sqlite/keys.sql" with { type: "text" };
+import keysSql from "../../../sql/sqlite/keys.sql" with { type: "text" };
 import { keyStoreMigrations } from "./migrations.ts";
-import { namedSql, parseNamedSql } from "./named_sql.ts";
-import { migrate, openDatabase, requireMigrated, tx } from "./sqlite.ts";
+import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { migrate, openDatabase, requireMigrated, tx } from "./database.ts";
 import {
   actorNotFound,
   apiKeyHash,
@@ -35,8 +35,8 @@ import {
   revokedKey,
   type StoredKey,
   type StoredRow,
-} from "./key_material.ts";
-import type { KeyStoreApi } from "./stores.ts";
+} from "../key_material.ts";
+import type { KeyStoreApi } from "../stores.ts";
 
 export {
   API_KEY_PREFIX,
@@ -48,7 +48,7 @@ export {
   type ListedKey,
   type ListedMember,
   type ListedOrg,
-} from "./key_material.ts";
+} from "../key_material.ts";
 
 const SQL = parseNamedSql(keysSql);
 

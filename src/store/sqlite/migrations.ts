@@ -4,21 +4,21 @@
  *
  * @module
  */
-import keysInit from "../../sql/sqlite/keys_0001_init.sql" with { type: "text" };
-import keysInstallationSecret from "../../sql/sqlite/keys_0002_installation_secret.sql" with {
+import keysInit from "../../../sql/sqlite/keys_0001_init.sql" with { type: "text" };
+import keysInstallationSecret from "../../../sql/sqlite/keys_0002_installation_secret.sql" with {
   type: "text",
 };
-import telemetryInit from "../../sql/sqlite/telemetry_0001_init.sql" with { type: "text" };
-import telemetryRetention from "../../sql/sqlite/telemetry_0002_retention.sql" with {
+import telemetryInit from "../../../sql/sqlite/telemetry_0001_init.sql" with { type: "text" };
+import telemetryRetention from "../../../sql/sqlite/telemetry_0002_retention.sql" with {
   type: "text",
 };
-import telemetryLeanIndexes from "../../sql/sqlite/telemetry_0003_lean_indexes.sql" with {
+import telemetryLeanIndexes from "../../../sql/sqlite/telemetry_0003_lean_indexes.sql" with {
   type: "text",
 };
-import telemetryRangeRepair from "../../sql/sqlite/telemetry_0004_range_repair.sql" with {
+import telemetryRangeRepair from "../../../sql/sqlite/telemetry_0004_range_repair.sql" with {
   type: "text",
 };
-import type { Migration } from "./sqlite.ts";
+import type { Migration } from "./database.ts";
 
 /** Migrations of `keys.db`. */
 export const keyStoreMigrations: readonly Migration[] = [

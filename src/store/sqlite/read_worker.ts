@@ -8,7 +8,7 @@
  */
 /// <reference lib="deno.worker" />
 import type { SQLInputValue, StatementSync } from "node:sqlite";
-import { openDatabase } from "./sqlite.ts";
+import { openDatabase } from "./database.ts";
 import type { ReaderMessage, ReadRequest, ReadResponse } from "./reader.ts";
 
 let db: ReturnType<typeof openDatabase> | null = null;

@@ -7,9 +7,9 @@
  * @module
  */
 /// <reference lib="deno.worker" />
-import type { TelemetryEvent } from "../ingest/types.ts";
+import type { TelemetryEvent } from "../../ingest/types.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
-import { openDatabase } from "./sqlite.ts";
+import { openDatabase } from "./database.ts";
 import { type Sender, TelemetryWriter } from "./telemetry_writer.ts";
 
 /** Messages to the writer thread. */

@@ -8,10 +8,10 @@
  * @module
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import ingestSql from "../../sql/sqlite/ingest.sql" with { type: "text" };
-import retentionSql from "../../sql/sqlite/retention.sql" with { type: "text" };
-import { namedSql, parseNamedSql } from "./named_sql.ts";
-import { tx } from "./sqlite.ts";
+import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
+import retentionSql from "../../../sql/sqlite/retention.sql" with { type: "text" };
+import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { tx } from "./database.ts";
 
 const statementsSql = { ...parseNamedSql(ingestSql), ...parseNamedSql(retentionSql) };
 const DAY_MS = 86_400_000;

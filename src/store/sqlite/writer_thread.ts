@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { TelemetryWriterApi } from "./stores.ts";
-import type { TelemetryEvent } from "../ingest/types.ts";
-import { log } from "../log.ts";
-import { sqliteUnavailable } from "./sqlite.ts";
-import { WriteOutage } from "./write_outage.ts";
+import type { TelemetryWriterApi } from "../stores.ts";
+import type { TelemetryEvent } from "../../ingest/types.ts";
+import { log } from "../../log.ts";
+import { sqliteUnavailable } from "./database.ts";
+import { WriteOutage } from "../write_outage.ts";
 import type { RetentionOptions, RetentionResult } from "./retention.ts";
 import type { IngestSummary, Sender } from "./telemetry_writer.ts";
 import type { WriterRequest, WriterResponse } from "./writer_worker.ts";

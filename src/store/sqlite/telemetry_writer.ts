@@ -6,8 +6,8 @@
  * @module
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import ingestSql from "../../sql/sqlite/ingest.sql" with { type: "text" };
-import type { TelemetryEvent } from "../ingest/types.ts";
+import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
+import type { TelemetryEvent } from "../../ingest/types.ts";
 import {
   domainHitRows,
   ingestEvents,
@@ -19,11 +19,11 @@ import {
   riskFlagRows,
   type Sender,
   storedCallOf,
-} from "./ingest_batch.ts";
-import { namedSql, parseNamedSql } from "./named_sql.ts";
-import { tx } from "./sqlite.ts";
+} from "../ingest_batch.ts";
+import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { tx } from "./database.ts";
 
-export { deriveRowId, type IngestSummary, type Sender } from "./ingest_batch.ts";
+export { deriveRowId, type IngestSummary, type Sender } from "../ingest_batch.ts";
 
 const statementsSql = parseNamedSql(ingestSql);
 

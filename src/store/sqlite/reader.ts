@@ -10,8 +10,8 @@
  * @module
  */
 
-import { sqliteQueries, type TelemetryQueries } from "./telemetry_queries.ts";
-import type { TelemetryReader } from "./stores.ts";
+import { sqliteQueries, type TelemetryQueries } from "../telemetry_queries.ts";
+import type { TelemetryReader } from "../stores.ts";
 
 /** One statement and its positional parameters. */
 export interface ReadStatement {

@@ -6,7 +6,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { StoreUnavailableError, type UnavailableReason, UserInputError } from "../errors.ts";
+import { StoreUnavailableError, type UnavailableReason, UserInputError } from "../../errors.ts";
 
 /** A numbered schema step, applied once, in order. */
 export interface Migration {
