@@ -1,5 +1,5 @@
 /**
- * The benchmark's ingest phase: synthetic exports from `scripts/gen.ts`
+ * The benchmark's ingest phase: synthetic exports from `src/demo/mod.ts`
  * (batches of 512 records) sent to the server's `POST /v1/logs`, alternating
  * JSON and protobuf chunk by chunk so both encodings meet the same table
  * sizes. Each chunk's bodies are generated and encoded first, with the clock
@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { encodeJson, generateExports } from "./gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { type JsonLogsRequest, protobufLogs } from "./otlp_protobuf.ts";
 import { type BenchServer, procCpuMs } from "./_bench_server.ts";
 

@@ -58,7 +58,7 @@ import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
 import type { ToolCallEvent } from "../src/ingest/types.ts";
 import { openKeyStoreFor } from "../src/store/open_stores.ts";
-import { encodeJson, generateExports } from "./gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { ingest, type IngestResult } from "./_bench_ingest.ts";
 import {
   bytes,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { encodeJson, generateExports } from "../scripts/gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
 import { fixtureRecords } from "./_otlp_json_records.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { encodeJson, generateExports } from "../scripts/gen.ts";
-import type { GenOptions } from "../scripts/gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
+import type { GenOptions } from "../src/demo/mod.ts";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { otlpJsonRecords } from "./_otlp_json_records.ts";
 

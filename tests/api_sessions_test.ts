@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { generateExports } from "../scripts/gen.ts";
+import { generateExports } from "../src/demo/mod.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 import { loadScenario, T0 } from "./_scenario.ts";
 

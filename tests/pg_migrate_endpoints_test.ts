@@ -3,7 +3,7 @@
  * endpoint the same on the embedded store before and on PostgreSQL after.
  */
 import assert from "node:assert/strict";
-import { generateExports } from "../scripts/gen.ts";
+import { generateExports } from "../src/demo/mod.ts";
 import { INSIGHT_NAMES } from "../src/analytics/mod.ts";
 import { runCliProcess, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
