@@ -10,6 +10,21 @@ export class UserInputError extends Error {
   override name = "UserInputError";
 }
 
+/** A batch of reads ran past the query time limit and was stopped (either engine). */
+export class QueryTimeoutError extends Error {
+  override name = "QueryTimeoutError";
+}
+
+/** Too many read batches are waiting: the caller should retry later. */
+export class QueryQueueFullError extends Error {
+  override name = "QueryQueueFullError";
+}
+
+/** A batch of reads failed inside the engine. */
+export class QueryFailedError extends Error {
+  override name = "QueryFailedError";
+}
+
 /** Why a store refused a write it may take later. */
 export type UnavailableReason = "busy" | "full" | "readOnly" | "io" | "unreachable";
 

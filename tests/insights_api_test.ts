@@ -5,7 +5,7 @@ import { type CatchUpStats, INSIGHT_NAMES } from "../src/analytics/mod.ts";
 import { Replica } from "../src/analytics/replica.ts";
 import type { TelemetryEvent, ToolCallEvent } from "../src/ingest/types.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
-import { QueryTimeoutError } from "../src/store/sqlite/reader.ts";
+import { QueryTimeoutError } from "../src/errors.ts";
 import {
   assertInsightEqual,
   generateTelemetry,

@@ -4,23 +4,17 @@ import { receiveExport } from "../src/ingest/receive.ts";
 import { openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
 import { connectPostgres, numberPlaceholders, type Sql } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
-import { PgReader } from "../src/store/postgres/reader.ts";
-import {
-  QueryFailedError,
-  QueryQueueFullError,
-  QueryTimeoutError,
-  ReaderPool,
-  type ReadStatement,
-} from "../src/store/sqlite/reader.ts";
+import { PgReader, postgresQueries } from "../src/store/postgres/reader.ts";
+import { QueryFailedError, QueryQueueFullError, QueryTimeoutError } from "../src/errors.ts";
+import { ReaderPool, sqliteQueries } from "../src/store/sqlite/reader.ts";
 import { openDatabase } from "../src/store/sqlite/database.ts";
-import {
-  type CallFilters,
-  type FacetName,
-  type PageKey,
-  postgresQueries,
-  type SessionFilters,
-  sqliteQueries,
-  type TelemetryQueries,
+import type {
+  CallFilters,
+  FacetName,
+  PageKey,
+  ReadStatement,
+  SessionFilters,
+  TelemetryQueries,
 } from "../src/store/telemetry_queries.ts";
 import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";

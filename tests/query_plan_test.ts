@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { openDataDir } from "../src/store/sqlite/data_dir.ts";
 import { openDatabase } from "../src/store/sqlite/database.ts";
-import { type CallFilters, sqliteQueries } from "../src/store/telemetry_queries.ts";
-import type { ReadStatement } from "../src/store/sqlite/reader.ts";
+import { sqliteQueries } from "../src/store/sqlite/reader.ts";
+import type { CallFilters, ReadStatement } from "../src/store/telemetry_queries.ts";
 import { parseNamedSql } from "../src/store/named_sql.ts";
 import retentionSql from "../sql/sqlite/retention.sql" with { type: "text" };
 

@@ -9,7 +9,7 @@ import { roundStat, roundUsd } from "../round.ts";
 import type { ApiHandler } from "../api/context.ts";
 import { jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
-import { QueryTimeoutError } from "../store/sqlite/reader.ts";
+import { QueryTimeoutError } from "../errors.ts";
 import { parseNamedSql } from "../store/named_sql.ts";
 import { formatTimestamp } from "../time.ts";
 import activitySql from "../../sql/insights/activity.sql" with { type: "text" };

@@ -24,7 +24,7 @@ import {
 } from "@duckdb/node-api";
 import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" };
 import { log } from "../log.ts";
-import { QueryTimeoutError } from "../store/sqlite/reader.ts";
+import { QueryTimeoutError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import {
   NO_PROGRESS,

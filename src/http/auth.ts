@@ -3,8 +3,7 @@
  *
  * @module
  */
-import type { ApiPrincipal, IngestPrincipal } from "../store/sqlite/keys.ts";
-import type { Awaitable, KeyVerifier } from "../store/stores.ts";
+import type { ApiPrincipal, Awaitable, IngestPrincipal, KeyVerifier } from "../store/stores.ts";
 import { ApiError } from "./responses.ts";
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/;

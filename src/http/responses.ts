@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { QueryQueueFullError, QueryTimeoutError } from "../store/sqlite/reader.ts";
+import { QueryQueueFullError, QueryTimeoutError } from "../errors.ts";
 
 /** Error codes of spec §7. */
 export type ErrorCode =

@@ -12,7 +12,7 @@ import { dataPaths } from "../store/sqlite/data_dir.ts";
 import { openStores } from "../store/open_stores.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
-import type { RetentionResult } from "../store/sqlite/retention.ts";
+import type { RetentionResult } from "../store/stores.ts";
 import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";

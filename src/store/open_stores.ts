@@ -14,8 +14,12 @@ import { migratePostgres, requirePostgresMigrated } from "./postgres/migrate.ts"
 import { PgReader } from "./postgres/reader.ts";
 import { PgTelemetryWriter } from "./postgres/telemetry_writer.ts";
 import { ReaderPool } from "./sqlite/reader.ts";
-import type { RetentionOptions } from "./sqlite/retention.ts";
-import type { KeyStoreApi, TelemetryReader, TelemetryWriterApi } from "./stores.ts";
+import type {
+  KeyStoreApi,
+  RetentionOptions,
+  TelemetryReader,
+  TelemetryWriterApi,
+} from "./stores.ts";
 
 /** Where the analytics replica copies telemetry from. */
 export type ReplicaSourceSpec =

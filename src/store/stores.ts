@@ -1,12 +1,14 @@
 /**
  * The two storage interfaces (DESIGN §8) — the key store and the telemetry
  * store — that endpoints, ingest and detection use without knowing which
- * engine runs: the embedded SQLite files (`data_dir.ts`) or PostgreSQL
- * (`postgres/stores.ts`).
+ * engine runs: the embedded SQLite files (`sqlite/`) or PostgreSQL
+ * (`postgres/`). Engine-neutral: nothing here imports an engine, each engine
+ * imports this.
  *
  * @module
  */
 import type { TelemetryEvent } from "../ingest/types.ts";
+import type { IngestSummary, Sender } from "./ingest_batch.ts";
 import type {
   ApiPrincipal,
   IngestPrincipal,
@@ -14,11 +16,34 @@ import type {
   ListedKey,
   ListedMember,
   ListedOrg,
-} from "./sqlite/keys.ts";
-import type { ReadStatement } from "./sqlite/reader.ts";
-import type { RetentionResult } from "./sqlite/retention.ts";
-import type { IngestSummary, Sender } from "./sqlite/telemetry_writer.ts";
-import type { TelemetryQueries } from "./telemetry_queries.ts";
+} from "./key_material.ts";
+import type { ReadStatement, TelemetryQueries } from "./telemetry_queries.ts";
+
+export type {
+  ApiPrincipal,
+  IngestPrincipal,
+  ListedActor,
+  ListedKey,
+  ListedMember,
+  ListedOrg,
+} from "./key_material.ts";
+export type { IngestSummary, Sender } from "./ingest_batch.ts";
+
+/** Retention settings. */
+export interface RetentionOptions {
+  retentionDays: number;
+  /** Upper bound for the telemetry store's used bytes; null for none. */
+  maxDiskBytes: number | null;
+  /** Rows of each kind deleted per transaction. */
+  batchSize: number;
+}
+
+/** What one retention pass removed. */
+export interface RetentionResult {
+  toolCalls: number;
+  modelCalls: number;
+  reclaimedBytes: number;
+}
 
 /** A value, or a promise of it: the SQLite key store answers at once. */
 export type Awaitable<T> = T | Promise<T>;

@@ -6,10 +6,13 @@
  *
  * @module
  */
-import postgresQueriesSql from "../../sql/postgres/queries.sql" with { type: "text" };
-import sqliteQueriesSql from "../../sql/sqlite/queries.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "./named_sql.ts";
-import type { ReadStatement } from "./sqlite/reader.ts";
+
+/** One statement and its positional parameters. */
+export interface ReadStatement {
+  sql: string;
+  params: (string | number | null)[];
+}
 
 /** The statement builders of one SQL dialect. */
 export interface TelemetryQueries {
@@ -54,11 +57,6 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
     facet: (orgId, name) => ({ sql: querySql(`facet_${name}`), params: [orgId] }),
   };
 }
-
-/** The builders of `telemetry.db` (SQLite). */
-export const sqliteQueries: TelemetryQueries = telemetryQueries(sqliteQueriesSql);
-/** The builders of the PostgreSQL store. */
-export const postgresQueries: TelemetryQueries = telemetryQueries(postgresQueriesSql);
 
 type QuerySql = (name: string) => string;
 

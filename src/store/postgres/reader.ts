@@ -7,15 +7,18 @@
  *
  * @module
  */
-import {
-  QueryFailedError,
-  QueryQueueFullError,
-  QueryTimeoutError,
-  type ReadStatement,
-} from "../sqlite/reader.ts";
+import postgresQueriesSql from "../../../sql/postgres/queries.sql" with { type: "text" };
+import { QueryFailedError, QueryQueueFullError, QueryTimeoutError } from "../../errors.ts";
 import type { TelemetryReader } from "../stores.ts";
-import { postgresQueries, type TelemetryQueries } from "../telemetry_queries.ts";
+import {
+  type ReadStatement,
+  type TelemetryQueries,
+  telemetryQueries,
+} from "../telemetry_queries.ts";
 import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
+
+/** The read statements of the PostgreSQL store. */
+export const postgresQueries: TelemetryQueries = telemetryQueries(postgresQueriesSql);
 
 /** Options of {@link PgReader}. */
 export interface PgReaderOptions {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { RetentionOptions, RetentionResult } from "../sqlite/retention.ts";
+import type { RetentionOptions, RetentionResult } from "../stores.ts";
 import type { Sql, TransactionSql } from "./client.ts";
 import { columns } from "./_ingest_plan.ts";
 import { lockSessions, reserveSeqs, run, withRetries } from "./_write_tx.ts";

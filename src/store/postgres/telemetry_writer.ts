@@ -20,8 +20,7 @@ import {
   type Sender,
   storedCallOf,
 } from "../ingest_batch.ts";
-import type { RetentionOptions, RetentionResult } from "../sqlite/retention.ts";
-import type { TelemetryWriterApi } from "../stores.ts";
+import type { RetentionOptions, RetentionResult, TelemetryWriterApi } from "../stores.ts";
 import { type PgParam, pgUnavailable, type Sql, type TransactionSql } from "./client.ts";
 import {
   type BatchReads,

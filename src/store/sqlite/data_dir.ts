@@ -6,7 +6,7 @@
  */
 import { KeyStore } from "./keys.ts";
 import { telemetryMigrations } from "./migrations.ts";
-import type { RetentionOptions } from "./retention.ts";
+import type { RetentionOptions } from "../stores.ts";
 import { migrate, openDatabase, requireMigrated } from "./database.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
 import { WriterThread } from "./writer_thread.ts";

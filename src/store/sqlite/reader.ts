@@ -10,14 +10,17 @@
  * @module
  */
 
-import { sqliteQueries, type TelemetryQueries } from "../telemetry_queries.ts";
+import sqliteQueriesSql from "../../../sql/sqlite/queries.sql" with { type: "text" };
+import { QueryFailedError, QueryQueueFullError, QueryTimeoutError } from "../../errors.ts";
 import type { TelemetryReader } from "../stores.ts";
+import {
+  type ReadStatement,
+  type TelemetryQueries,
+  telemetryQueries,
+} from "../telemetry_queries.ts";
 
-/** One statement and its positional parameters. */
-export interface ReadStatement {
-  sql: string;
-  params: (string | number | null)[];
-}
+/** The read statements of `telemetry.db`. */
+export const sqliteQueries: TelemetryQueries = telemetryQueries(sqliteQueriesSql);
 
 /** Message to a reader thread. */
 export interface ReadRequest {
@@ -33,21 +36,6 @@ export type ReadResponse =
 
 /** Message from a reader thread: a batch's answer, or `ready` once, when it has started. */
 export type ReaderMessage = ReadResponse | { ready: true };
-
-/** A batch ran past the query time limit and was stopped. */
-export class QueryTimeoutError extends Error {
-  override name = "QueryTimeoutError";
-}
-
-/** Too many batches are waiting: the caller should retry later. */
-export class QueryQueueFullError extends Error {
-  override name = "QueryQueueFullError";
-}
-
-/** A batch failed inside SQLite. */
-export class QueryFailedError extends Error {
-  override name = "QueryFailedError";
-}
 
 interface Job {
   request: ReadRequest;

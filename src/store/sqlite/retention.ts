@@ -11,26 +11,11 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import retentionSql from "../../../sql/sqlite/retention.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "../named_sql.ts";
+import type { RetentionOptions, RetentionResult } from "../stores.ts";
 import { tx } from "./database.ts";
 
 const statementsSql = { ...parseNamedSql(ingestSql), ...parseNamedSql(retentionSql) };
 const DAY_MS = 86_400_000;
-
-/** Retention settings. */
-export interface RetentionOptions {
-  retentionDays: number;
-  /** Upper bound for the telemetry store's used bytes; null for none. */
-  maxDiskBytes: number | null;
-  /** Rows of each kind deleted per transaction. */
-  batchSize: number;
-}
-
-/** What one pass removed. */
-export interface RetentionResult {
-  toolCalls: number;
-  modelCalls: number;
-  reclaimedBytes: number;
-}
 
 /** Prunes `telemetry.db` through its write connection. */
 export class Retention {

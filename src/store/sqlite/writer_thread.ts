@@ -9,7 +9,7 @@ import type { TelemetryEvent } from "../../ingest/types.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";
-import type { RetentionOptions, RetentionResult } from "./retention.ts";
+import type { RetentionOptions, RetentionResult } from "../stores.ts";
 import type { IngestSummary, Sender } from "./telemetry_writer.ts";
 import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
 

@@ -8,7 +8,8 @@
  */
 /// <reference lib="deno.worker" />
 import type { TelemetryEvent } from "../../ingest/types.ts";
-import { Retention, type RetentionOptions } from "./retention.ts";
+import type { RetentionOptions } from "../stores.ts";
+import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
 import { type Sender, TelemetryWriter } from "./telemetry_writer.ts";
 
