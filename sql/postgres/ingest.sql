@@ -42,7 +42,7 @@ DO UPDATE SET decision = excluded.decision, decision_source = excluded.decision_
 UPDATE tool_calls AS t SET decision = a.decision, decision_source = a.decision_source, seq = a.seq
 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
   AS a(id, decision, decision_source, seq)
-WHERE t.id = a.id AND t.decision IS NULL;
+WHERE t.id = a.id;
 
 -- A call's span arrived after its log: the span's ids are the call's own.
 -- name: annotate_traces

@@ -30,7 +30,7 @@ UPDATE tool_calls SET trace_id = ?, span_id = ?, seq = ? WHERE id = ?;
 
 -- name: annotate_decision
 UPDATE tool_calls SET decision = ?, decision_source = ?, seq = ?
-WHERE id = ? AND decision IS NULL;
+WHERE id = ?;
 
 -- name: find_decision
 SELECT decision, decision_source FROM decisions

@@ -218,7 +218,7 @@ export interface IngestStore {
   insertToolCall(values: ToolCallValues): void;
   /** Sets the call's trace and span ids (its span arrived after its log). */
   annotateTrace(id: string, traceId: string, spanId: string | null, seq: number): void;
-  /** Sets the call's decision unless it has one. */
+  /** Sets the call's decision (a decision event wins over what its result said). */
   annotateDecision(id: string, decision: string, decisionSource: string | null, seq: number): void;
   findDecision(orgId: string, sessionId: string, toolCallId: string): StoredDecision | undefined;
   upsertDecision(
@@ -336,12 +336,17 @@ class EventBatch {
         if (existing.outcome !== "rejected") return false;
       }
     }
+    // A decision event for the call wins over the decision a result carries
+    // or implies (Codex's reviewer denial and the refusal its result reports),
+    // so the stored decision never depends on which arrived first.
     let decision = event.decision;
     let decisionSource = event.decisionSource;
-    if (decision === undefined && event.toolCallId !== undefined) {
+    if (event.toolCallId !== undefined) {
       const stored = store.findDecision(this.#sender.orgId, event.sessionId, event.toolCallId);
-      decision = stored?.decision;
-      decisionSource = stored?.decisionSource ?? undefined;
+      if (stored !== undefined) {
+        decision = stored.decision;
+        decisionSource = stored.decisionSource ?? undefined;
+      }
     }
     const row: ToolCallRow = { ...event, decision, decisionSource };
     if (existing) {

@@ -63,7 +63,7 @@ export function batchReads(events: readonly TelemetryEvent[], ids: readonly stri
     switch (event.kind) {
       case "tool_call":
         toolCallIds.add(ids[i]!);
-        if (event.decision === undefined && event.toolCallId !== undefined) {
+        if (event.toolCallId !== undefined) {
           decisions.set(decisionKey(event.sessionId, event.toolCallId), [
             event.sessionId,
             event.toolCallId,
@@ -218,7 +218,7 @@ export class IngestPlan implements IngestStore {
 
   annotateDecision(id: string, decision: string, source: string | null, seq: number): void {
     const call = this.#calls.get(id);
-    if (!call || call.decision !== null) return;
+    if (!call) return;
     call.decision = decision;
     if (call.values) {
       call.values[DECISION] = decision;
