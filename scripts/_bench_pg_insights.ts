@@ -1,6 +1,6 @@
 /**
- * The insights computed on PostgreSQL: the SQLite rollups of
- * `sql/insights/sqlite/`, which PostgreSQL runs as they are, but for
+ * The insights computed on PostgreSQL: the replica's rollups of
+ * `sql/insights/`, which PostgreSQL runs as they are, but for
  * outliers (`sql/insights/postgres/outliers.sql`: PostgreSQL has
  * `percentile_cont`). The benchmark's baseline with
  * `--database`, as `runSqliteInsight` is without it — same statements
@@ -20,12 +20,12 @@ import type { InsightWindow } from "../src/analytics/mod.ts";
 import type { ReplicaRow } from "../src/analytics/replica.ts";
 import { parseNamedSql } from "../src/store/named_sql.ts";
 import type { PgParam, Sql, TransactionSql } from "../src/store/postgres/client.ts";
-import activitySql from "../sql/insights/sqlite/activity.sql" with { type: "text" };
-import costSql from "../sql/insights/sqlite/cost.sql" with { type: "text" };
-import domainsSql from "../sql/insights/sqlite/domains.sql" with { type: "text" };
+import activitySql from "../sql/insights/activity.sql" with { type: "text" };
+import costSql from "../sql/insights/cost.sql" with { type: "text" };
+import domainsSql from "../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../sql/insights/postgres/outliers.sql" with { type: "text" };
-import riskSql from "../sql/insights/sqlite/risk.sql" with { type: "text" };
-import topToolsSql from "../sql/insights/sqlite/top_tools.sql" with { type: "text" };
+import riskSql from "../sql/insights/risk.sql" with { type: "text" };
+import topToolsSql from "../sql/insights/top_tools.sql" with { type: "text" };
 
 /** The PostgreSQL statements of each insight, by section. */
 const POSTGRES_INSIGHT_SQL: Readonly<Record<InsightName, Record<string, string>>> = {

@@ -1,4 +1,5 @@
--- GET /v1/insights/domains (spec §4.14) on the DuckDB replica: one hit per
+-- GET /v1/insights/domains (spec §4.14) on the DuckDB replica (SQLite and
+-- PostgreSQL run it as is: the benchmark's baselines): one hit per
 -- (tool call, domain, scheme), timed by its tool call.
 
 -- name: summary

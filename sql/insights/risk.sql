@@ -1,4 +1,5 @@
--- GET /v1/insights/risk (spec §4.13) on the DuckDB replica. A flag's time is
+-- GET /v1/insights/risk (spec §4.13) on the DuckDB replica (SQLite and
+-- PostgreSQL run it as is: the benchmark's baselines). A flag's time is
 -- its tool call's time.
 
 -- name: summary

@@ -1,4 +1,5 @@
--- GET /v1/insights/top-tools (spec §4.10) on the DuckDB replica. avg() skips
+-- GET /v1/insights/top-tools (spec §4.10) on the DuckDB replica (SQLite and
+-- PostgreSQL run it as is: the benchmark's baselines). avg() skips
 -- the null durations of rejected calls, so a tool whose calls were all
 -- rejected averages to null.
 

@@ -36,7 +36,7 @@ ORDER BY model_calls.txid, model_calls.seq OFFSET $6 LIMIT 1;
 -- Column order matches the replica tables. (The orders name the table's
 -- columns: a bare `txid` would be the text output column, sorted as text —
 -- "1000" before "999" — and by a full sort instead of the index.) As from
--- SQLite (sql/duckdb/replica_source.sql), a row without a time from 1970 to
+-- SQLite (sql/sqlite/replica_source.sql), a row without a time from 1970 to
 -- 9999 is not copied and a number outside 0..2^53-1 (cost: 0..1e6, NaN
 -- excluded) is copied as absent: the copy goes through a double, and a
 -- BIGINT near 2^63 rounds past INT64 there.

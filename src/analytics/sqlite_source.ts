@@ -9,7 +9,7 @@
  * @module
  */
 import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
-import sourceSql from "../../sql/duckdb/replica_source.sql" with { type: "text" };
+import sourceSql from "../../sql/sqlite/replica_source.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { openDatabase } from "../store/sqlite/database.ts";
 import {
