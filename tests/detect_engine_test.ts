@@ -17,10 +17,10 @@ const bash = (command: string, result?: string): DetectInput => ({
 });
 
 // Obviously fake secrets in the vendors' formats.
-const GITHUB = "ghp_FAKE0123456789abcdefghijklmnopqrstuv";
-const GITLAB = "glpat-FAKE0123456789abcdefgh";
-const NPM = "npm_FAKE0123456789abcdefghijklmnopqrstuv";
-const AWS_ID = "AKIAFAKE0123456789AB";
+const GITHUB = "ghp_FAKE7Qm2xR9vK4pL8sN3dT6wY1zH5jC0bVqe";
+const GITLAB = "glpat-FAKE7Qm2xR9vK4pL8sN3dT";
+const NPM = "npm_FAKE7Qm2xR9vK4pL8sN3dT6wY1zH5jC0bVqe";
+const AWS_ID = "AKIAFAKE7QM2XR9VK4PL";
 
 Deno.test("evidence comes from the arguments before the result", () => {
   const detection = detectToolCall(
@@ -97,7 +97,7 @@ Deno.test("redaction replaces every secret in arguments and result and keeps JSO
 Deno.test("redaction replaces only the secret part of a URL or header", () => {
   const detection = detectToolCall(
     bash(
-      `psql postgres://app:Pq81FAKEvz3@db.internal/app && curl -H "Authorization: Bearer Zm9vFAKE0123456789abc" https://api.example.org`,
+      `psql postgres://app:Pq81FAKEvz3@db.internal/app && curl -H "Authorization: Bearer Zm9vFAKE7Qm2xR9vK4pLs" https://api.example.org`,
     ),
     { redact: true },
   );

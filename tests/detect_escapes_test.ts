@@ -11,8 +11,8 @@ import { escapeViews, unescapeOnce } from "../src/detect/_escapes.ts";
 import { type DetectInput, detectToolCall } from "../src/detect/mod.ts";
 
 // Obviously fake secrets in the vendors' formats.
-const AWS_ID = "AKIAFAKE0123456789AB";
-const GITHUB = "ghp_FAKE0123456789abcdefghijklmnopqrstuv";
+const AWS_ID = "AKIAFAKE7QM2XR9VK4PL";
+const GITHUB = "ghp_FAKE7Qm2xR9vK4pL8sN3dT6wY1zH5jC0bVqe";
 
 /** Every character as a JSON `\uXXXX` escape. */
 const unicodeEscaped = (text: string) =>

@@ -42,10 +42,10 @@ Deno.test("credential rules cover at least 40 kinds, each named in snake_case", 
 Deno.test("credential keywords each occur in what their rule matches", () => {
   // A keyword that cannot occur in a match would make its rule unreachable.
   const samples: Record<string, string> = {
-    "github-pat": "ghp_FAKE0123456789abcdefghijklmnopqrstuv",
-    "slack-bot-token": "xoxb-123456789012-1234567890123-FAKEabcdefghijklmnopqrst",
+    "github-pat": "ghp_FAKE7Qm2xR9vK4pL8sN3dT6wY1zH5jC0bVqe",
+    "slack-bot-token": "xoxb-381946270518-2749163058274-FAKEq7Wm2Rx9Kv4Lp8Sn3Dt6",
     "database-url": "postgres://u:Pq81FAKEvz3@db/app",
-    "aws-access-key-id": "AKIAFAKE0123456789AB",
+    "aws-access-key-id": "AKIAFAKE7QM2XR9VK4PL",
   };
   for (const [id, sample] of Object.entries(samples)) {
     const rule = credentialRules.find((candidate) => candidate.id === id)!;

@@ -11,7 +11,10 @@
 import { shannonEntropy } from "./_entropy.ts";
 import { escapeViews, hasHidingEscape, MAX_ESCAPE_DEPTH } from "./_escapes.ts";
 import type { CredentialRule } from "./_types.ts";
+import { verifiers } from "./_verify.ts";
 import { credentialRules } from "./rules/credentials.ts";
+import { keyWords, type SecretKeyKind, secretKeyKind } from "./rules/_key_names.ts";
+import { fillerSecrets } from "./rules/_placeholders.ts";
 
 /** A secret found in one string. */
 export interface SecretMatch {
@@ -74,6 +77,24 @@ const keywordRegex = new RegExp(
  * rejects documentation fillers such as `ghp_xxxxxxxx…` or `sk_test_000…`.
  */
 const DEFAULT_MIN_ENTROPY = 2.5;
+
+/** Evidence labels of the secrets a key name announces, for rules with `keyName: "any"`. */
+const KIND_LABELS: Record<SecretKeyKind, string> = {
+  "password": "generic_password",
+  "token": "generic_token",
+  "api_key": "generic_api_key",
+  "client_secret": "client_secret",
+  "secret": "generic_secret",
+};
+
+/** Vendor names that make a bare `key` a credential (`hubspotKey`). */
+const vendorNames = new Set(credentialRules.flatMap((rule) => rule.names ?? []));
+/** Vendor names whose every credential has its rule's format. */
+const strictVendorNames = new Set(
+  credentialRules.flatMap((rule) => rule.strictFormat ? rule.names ?? [] : []),
+);
+/** Characters of an identifier a key name is grown backwards over. */
+const KEY_CHAR = /[\w.$-]/;
 
 /** Trailing whitespace and JSON-escaped line breaks are never part of a secret. */
 const TRAILING_BLANK = /(?:\s|\\[nrt])+$/;
@@ -168,13 +189,13 @@ export class CredentialDocument {
           regex.lastIndex++;
           continue;
         }
-        const span = secretOf(match, rule);
+        const span = secretOf(match, rule, text, key);
         if (span !== undefined) {
           const [start, end] = span;
           found.push({
             start: origin === undefined ? start : origin[start]!,
             end: origin === undefined ? end : origin[end]!,
-            label: rule.label,
+            label: span[2] ?? rule.label,
             rank: entry.rank,
             secret: text.slice(start, end),
           });
@@ -187,9 +208,15 @@ export class CredentialDocument {
 }
 
 /** The secret's offsets in a match, or undefined when the rule's checks reject it. */
-function secretOf(match: RegExpExecArray, rule: CredentialRule): [number, number] | undefined {
+function secretOf(
+  match: RegExpExecArray,
+  rule: CredentialRule,
+  text: string,
+  property: string | undefined,
+): [number, number, string?] | undefined {
   let group = 0;
-  for (let index = 1; index < match.length; index++) {
+  // A named group `key` is the pattern's first group, never the secret.
+  for (let index = match.groups?.key === undefined ? 1 : 2; index < match.length; index++) {
     if (match[index] !== undefined) {
       group = index;
       break;
@@ -205,7 +232,25 @@ function secretOf(match: RegExpExecArray, rule: CredentialRule): [number, number
   const minEntropy = rule.minEntropy ?? (secret.length >= 16 ? DEFAULT_MIN_ENTROPY : 0);
   if (minEntropy > 0 && shannonEntropy(secret) < minEntropy) return undefined;
   if (rule.allow?.some((allow) => allow.test(secret))) return undefined;
+  if (fillerSecrets.some((filler) => filler.test(secret))) return undefined;
+  if (rule.verify !== undefined && !verifiers[rule.verify](secret)) return undefined;
+  if (rule.keyName !== undefined) {
+    const name = rule.key !== undefined ? property : keyOf(match, text);
+    const kind = name === undefined ? undefined : secretKeyKind(name, vendorNames);
+    if (kind === undefined || (rule.keyName !== "any" && kind !== rule.keyName)) return undefined;
+    if (keyWords(name!).some((word) => strictVendorNames.has(word))) return undefined;
+    if (rule.keyName === "any") return [start, end, KIND_LABELS[kind]];
+  }
   return [start, end];
+}
+
+/** The match's named group `key`, grown backwards over the rest of its identifier. */
+function keyOf(match: RegExpExecArray, text: string): string | undefined {
+  const span = match.indices?.groups?.key;
+  if (span === undefined) return undefined;
+  let start = span[0];
+  while (start > 0 && KEY_CHAR.test(text[start - 1]!)) start--;
+  return text.slice(start, span[1]);
 }
 
 /** Evidence for a secret: its kind and at most its first four characters. */

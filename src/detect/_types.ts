@@ -42,6 +42,26 @@ export interface CredentialRule extends RuleBase {
   minEntropy?: number;
   /** Least length of the secret. */
   minLength?: number;
+  /**
+   * The rule finds a secret by the name it is assigned to: the match is kept
+   * only when that name (the pattern's named group `key`, grown backwards to
+   * the whole identifier, or the JSON property for `key` rules) announces
+   * this kind of secret by its head noun (`rules/_key_names.ts`); with `any`,
+   * any kind, which then names the evidence (`generic_password`, …). The group
+   * `key` must be the pattern's first group.
+   */
+  keyName?: "password" | "token" | "api_key" | "client_secret" | "secret" | "any";
+  /**
+   * Lower-case vendor names (`telegram`): a key naming the vendor makes a bare
+   * `key` a credential. With `strictFormat`, every credential of the vendor
+   * has this rule's format, so a value under such a key that lacks it is
+   * not taken by a `keyName` rule either.
+   */
+  names?: string[];
+  /** Every credential of the vendor has this rule's format (see `names`). */
+  strictFormat?: boolean;
+  /** A check of the secret beyond its pattern, by name (see `_verify.ts`). */
+  verify?: "base64-jwt";
 }
 
 /** A destructive command or statement. */

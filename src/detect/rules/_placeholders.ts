@@ -9,17 +9,30 @@
 
 /** Variables, templates, masks and "your-key-here" style placeholders. */
 export const placeholderSecrets: RegExp[] = [
-  // $PASS, ${DB_PASS}, $(cat file), %(password)s, {{ secret }}, <password>
-  /^\$|\$\{|\{\{|\}\}|%\(|<[^>]*>|^<|>$|^%s$/,
+  // $PASS, ${DB_PASS}, $(cat file), %(password)s, {{ secret }}, <password>, [PASSWORD]
+  /^\$|\$\{|\{\{|\}\}|%\(|<[^>]*>|^<|>$|^%s$|^\[[^\]]*\]$/,
   // ***, xxxx, ..., ####, ????
   /^[*xX.#?_-]+$/,
   /(?:your|my|the)[_-]?(?:api|secret|password|pass|token|key|access|auth|client|db|app)/i,
   /example|placeholder|redacted|changeme|change[_-]me|dummy|insert[_-]?here|replace[_-]?(?:me|with|this)|goes[_-]?here/i,
 ];
 
+/**
+ * Values no credential of any vendor looks like: alphabet and keyboard runs
+ * (`abcdefghijklmnopqrstuvwxyz123`, `1234567890`), one character repeated,
+ * text cut short (`ops_eyJzaWdu...`, `…`), and a marker left by redaction.
+ * Applied to every rule: a random token holds a run of six in a row about
+ * once in a billion draws.
+ */
+export const fillerSecrets: RegExp[] = [
+  /abcdef|bcdefg|cdefgh|defghi|efghij|fghijk|ghijkl|hijklm|ijklmn|jklmno|klmnop|lmnopq|mnopqr|nopqrs|opqrst|pqrstu|qrstuv|rstuvw|stuvwx|tuvwxy|uvwxyz|012345|123456|234567|345678|456789|qwerty|asdfgh|zxcvbn/i,
+  /^(.)\1+$/,
+  /\.{2,}$|…|\[redacted/i,
+];
+
 /** Well-known default or throwaway passwords of local services and tutorials. */
 export const defaultPasswords: RegExp[] = [
-  /^(?:password|passwd|pass|pwd|secret|postgres|postgresql|root|admin|guest|test|dev|user|mysql|redis|rabbitmq|mongo|sa|pass123|password123|secret123)$/i,
+  /^(?:password|passwd|pass|pwd|secret|postgres|postgresql|root|admin|guest|test|dev|user|mysql|redis|rabbitmq|mongo|sa|pass123|password123|secret123|token|apikey|api_key|key)$/i,
 ];
 
 /**
@@ -30,9 +43,12 @@ export const codeValues: RegExp[] = [
   // words and identifiers without digits: `string`, `secret_key_base`,
   // `passwordConfirmation`, `PasswordHash` (a random run of letters is none of these)
   /^[A-Za-z]{1,15}$|^[A-Za-z]+(?:[_.-][A-Za-z]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^(?:[A-Z][a-z]+)+$/,
-  // member access: os.environ, process.env.API_KEY, config.auth.token2
-  /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/,
+  // member access: os.environ, process.env.API_KEY, config.auth.token2 (but not a
+  // HashiCorp Vault token, `s.` or `hvs.` and random characters)
+  /^(?!(?:hv[sbr]|[sbr])\.[A-Za-z0-9_-]{24,}$)[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/,
   /^\d+$/,
+  // type and class names, constants: OAuth2Client, URLPatternComponentResult, K8S_VOLUME_TYPE
+  /^(?:[A-Z]*[A-Z][a-z]{2,}\d{0,2})+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/,
   // paths and URLs
   /^(?:[a-z][a-z0-9+.-]*:\/\/|\.{0,2}\/|~\/)/i,
   /^(?:true|false|null|none|nil|undefined)$/i,

@@ -15,97 +15,32 @@ const PEM_BODY = String
   .raw`((?:[A-Za-z0-9+/=]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]*)(?:[A-Za-z0-9+/=]|\s|\\[nrt]|(?:Proc-Type|DEK-Info|Comment):[^\n\\]*)*)`;
 
 /**
- * Separator of a `key = value` assignment: `=`, `:`, `:=`, `=>`, quotes around
- * the key. Here and in the rules below a quote may be JSON-escaped (`\"`), as
- * in a JSON document read as text (a result, an error message, JSON inside a
- * JSON string).
+ * Separator of a `key = value` assignment in the languages and formats agents
+ * touch: `=`, `:`, `:=`, `::=`, `:::=`, `?=`, `??=`, `.=`, `+=`, `=>`, `->`,
+ * and `,` after a quoted key (`System.setProperty("API_TOKEN", "…")`), with
+ * quotes around the key. Blanks around it never include a line break, so a
+ * key with no value never takes the next line's. Here and in the rules below
+ * a quote may be JSON-escaped (`\"`), as in a JSON document read as text.
  */
-const ASSIGN = String.raw`(?:\\?["'])?\s{0,4}(?::=|=>|=|:)\s{0,4}`;
-/** The value of an assignment: quoted (JSON-escaped quotes too), or up to a delimiter. */
-const VALUE = String
-  .raw`(?:\\"([^"\s\\]{8,200})\\"|"([^"\s]{8,200})"|'([^'\s]{8,200})'|([^\s"'\x60,;&|<>(){}\[\]]{8,200}))`;
+const ASSIGN = String
+  .raw`(?:\\?["'])?[ \t]{0,4}(?:\?\?=|:{1,3}=|[?.+]=|=>|->|=|:|(?<=["'][ \t]{0,4}),(?=[ \t]{0,4}\\?["']))[ \t]{0,4}(?![:=])`;
 /**
- * Up to two `_suffix` parts after a key word (`password_prod`, `token.value`),
- * but not one that makes the key about something else (`password_file`,
- * `password_encryption`, `token_url`, `api_key_id`).
+ * A declared type between a name and its `=` (Go `var apiToken string =`,
+ * Kotlin and TypeScript `val apiToken: String =`).
  */
-const KEY_SUFFIX = String.raw`(?![_.-]?(?:${
-  [
-    "encryption",
-    "policy",
-    "hash",
-    "file",
-    "path",
-    "dir",
-    "length",
-    "len",
-    "min",
-    "max",
-    "expir[a-z]*",
-    "reset",
-    "rotation",
-    "prompt",
-    "field",
-    "type",
-    "mode",
-    "method",
-    "format",
-    "algorithm",
-    "strength",
-    "required",
-    "enabled",
-    "label",
-    "url",
-    "uri",
-    "endpoint",
-    "env",
-    "var",
-    "name",
-    "id",
-    "timeout",
-    "ttl",
-    "count",
-    "size",
-    "limit",
-    "header",
-    "prefix",
-    "regex",
-    "pattern",
-    "hint",
-    "salt",
-    "provider",
-    "helper",
-    "command",
-    "cmd",
-    "source",
-  ].join("|")
-})(?![a-z0-9]))(?:[_.-][a-z0-9]{1,12}){0,2}`;
-
-const generic = (label: string, id: string, key: string, keywords: string[]): CredentialRule => ({
-  id,
-  kind: "credential_detected",
-  label,
-  keywords,
-  pattern: new RegExp(`${key}${KEY_SUFFIX}${ASSIGN}${VALUE}`, "i"),
-  minEntropy: 3,
-  allow: [...placeholderSecrets, ...codeValues],
-});
-
-const genericKey = (
-  label: string,
-  id: string,
-  key: RegExp,
-  keywords: string[],
-): CredentialRule => ({
-  id,
-  kind: "credential_detected",
-  label,
-  keywords,
-  key,
-  pattern: /^\s*(\S{8,200})\s*$/,
-  minEntropy: 3,
-  allow: [...placeholderSecrets, ...codeValues],
-});
+const DECLARED_TYPE = String
+  .raw`(?:[ \t]*:[ \t]*[A-Za-z_][\w.<>\[\]]{0,30}\??(?=[ \t]*=)|[ \t]+(?:string|String|str|\[\]byte)(?=[ \t]*=))?`;
+/**
+ * The value of an assignment: quoted (JSON-escaped quotes and Go backticks
+ * too), or up to a delimiter but not a function call (`decodeURIComponent(…)`).
+ */
+const VALUE = String
+  .raw`(?:\\"([^"\s\\]{8,200})\\"|"([^"\s]{8,200})"|'([^'\s]{8,200})'|\x60([^\x60\s]{8,200})\x60|(?![^\s"'\x60,;&|<>(){}\[\]\\]*\()([^\s"'\x60,;&|<>(){}\[\]\\]{8,200}))`;
+/** Words that start a name a secret may be assigned to; `_key_names.ts` reads the whole name. */
+const SECRET_NAME = String
+  .raw`(?:passw(?:or)?d|passphrase|passcode|pwd|pass|token|secret|api[_.-]?key|key|credentials?|creds|auth)`;
+/** Prefilter keywords of the rules that find a secret by its name. */
+const SECRET_NAME_KEYWORDS = ["pass", "pwd", "token", "secret", "key", "cred", "auth"];
 
 /** Every credential rule, most specific first. */
 export const credentialRules: CredentialRule[] = [
@@ -325,7 +260,8 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "github_fine_grained_pat",
     keywords: ["github_pat_"],
-    pattern: /\b(github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?![A-Za-z0-9])/,
+    // 22 characters, `_`, 59 characters: 82 after the prefix
+    pattern: /\b(github_pat_[A-Za-z0-9_]{82})(?![A-Za-z0-9_])/,
   },
   {
     id: "gitlab-pat",
@@ -466,7 +402,8 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "huggingface_token",
     keywords: ["hf_", "api_org_"],
-    pattern: /\b(hf_[A-Za-z0-9]{34,40}|api_org_[A-Za-z0-9]{34})(?![A-Za-z0-9])/,
+    // mixed case: a C identifier such as `hf_servingcell…` is not one
+    pattern: /\b((?:hf|api_org)_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{34,40})(?![A-Za-z0-9])/,
     minEntropy: 3.5,
   },
   {
@@ -546,7 +483,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "slack_legacy_token",
     keywords: ["xox"],
-    pattern: /\b(xox[aros]-(?:\d-)?[A-Za-z0-9-]{20,200})/,
+    pattern: /\b(xox[aros]-(?:\d-)?[A-Za-z0-9-]{12,200})/,
     minEntropy: 3,
   },
   {
@@ -577,15 +514,18 @@ export const credentialRules: CredentialRule[] = [
     id: "telegram-bot-token",
     kind: "credential_detected",
     label: "telegram_bot_token",
-    keywords: [":aa"],
-    pattern: /\b(\d{8,10}:AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])/,
+    keywords: [":a"],
+    // bot id, `:`, 35 characters (AA… in practice)
+    pattern: /\b(\d{8,10}:A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])/,
+    names: ["telegram"],
+    strictFormat: true,
   },
   {
     id: "twilio-api-key",
     kind: "credential_detected",
     label: "twilio_api_key",
-    keywords: ["twilio"],
-    pattern: /\b(SK[0-9a-fA-F]{32})(?![0-9a-zA-Z])/,
+    keywords: ["sk"],
+    pattern: /\b(SK[0-9a-f]{32})(?![0-9a-zA-Z])/,
   },
   {
     id: "twilio-auth-token",
@@ -602,7 +542,8 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "sendgrid_api_key",
     keywords: ["sg."],
-    pattern: /\b(SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/,
+    // SG., 22 characters, `.`, 43 characters
+    pattern: /\b(SG\.[A-Za-z0-9_=-]{22}[.=_-][A-Za-z0-9_=-]{43})(?![A-Za-z0-9_=-])/,
   },
   {
     id: "mailgun-api-key",
@@ -615,15 +556,15 @@ export const credentialRules: CredentialRule[] = [
     id: "stripe-secret-key",
     kind: "credential_detected",
     label: "stripe_secret_key",
-    keywords: ["k_live_"],
-    pattern: /\b(sk_live_[A-Za-z0-9]{24,247})(?![A-Za-z0-9])/,
+    keywords: ["k_live_", "k_prod_"],
+    pattern: /\b(sk_(?:live|prod)_[A-Za-z0-9]{24,247})(?![A-Za-z0-9])/,
   },
   {
     id: "stripe-restricted-key",
     kind: "credential_detected",
     label: "stripe_restricted_key",
-    keywords: ["k_live_"],
-    pattern: /\b(rk_live_[A-Za-z0-9]{24,247})(?![A-Za-z0-9])/,
+    keywords: ["k_live_", "k_prod_"],
+    pattern: /\b(rk_(?:live|prod)_[A-Za-z0-9]{24,247})(?![A-Za-z0-9])/,
   },
   {
     id: "stripe-test-key",
@@ -643,8 +584,9 @@ export const credentialRules: CredentialRule[] = [
     id: "square-access-token",
     kind: "credential_detected",
     label: "square_access_token",
-    keywords: ["sq0"],
-    pattern: /\b(sq0atp-[A-Za-z0-9_-]{22})(?![A-Za-z0-9_-])/,
+    keywords: ["sq0", "eaaa"],
+    // sq0atp- (legacy) or EAAA and 60 characters
+    pattern: /\b(sq0atp-[A-Za-z0-9_-]{22}|EAAA[A-Za-z0-9_+=-]{40,60})(?![A-Za-z0-9_+=-])/,
   },
   {
     id: "square-oauth-secret",
@@ -687,7 +629,9 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "sentry_auth_token",
     keywords: ["sntry"],
-    pattern: /\b(sntry[su]_[A-Za-z0-9_=+/-]{40,300})/,
+    // org tokens: base64 JSON claims, `_`, 43 characters; user tokens: 64 hex
+    pattern:
+      /\b(sntrys_eyJ[A-Za-z0-9+/=]{20,400}_[A-Za-z0-9+/]{43}(?![A-Za-z0-9+/])|sntryu_[a-f0-9]{64}(?![a-f0-9]))/,
   },
   {
     id: "new-relic-user-api-key",
@@ -701,7 +645,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "dynatrace_api_token",
     keywords: ["dt0c01."],
-    pattern: /\b(dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})(?![A-Z0-9])/,
+    pattern: /\b(dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})(?![A-Za-z0-9])/,
   },
   {
     id: "grafana-token",
@@ -753,7 +697,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "planetscale_token",
     keywords: ["pscale_"],
-    pattern: /\b(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64})/,
+    pattern: /\b(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64})/,
   },
   {
     id: "mapbox-secret-token",
@@ -774,7 +718,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "vault_token",
     keywords: ["hv"],
-    pattern: /\b(hv[sbr]\.[A-Za-z0-9_-]{24,200})(?![A-Za-z0-9_-])/,
+    pattern: /\b(hv[sbr]\.[A-Za-z0-9_-]{24,1024})(?![A-Za-z0-9_-])/,
     minEntropy: 3.5,
   },
   {
@@ -790,6 +734,268 @@ export const credentialRules: CredentialRule[] = [
     label: "age_secret_key",
     keywords: ["age-secret-key-1"],
     pattern: /\b(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})(?![A-Z0-9])/,
+  },
+  // --- More vendors, each from its documented token format ---------------------
+  {
+    id: "aws-bedrock-api-key",
+    kind: "credential_detected",
+    label: "aws_bedrock_api_key",
+    keywords: ["absk", "bedrock-api-key-"],
+    pattern:
+      /\b(ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{40,300}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&?_.-]{0,2000})/,
+    // long-term: ABSK + base64 of `BedrockAPIKey-…`; short-term: base64 of `bedrock.amazonaws.com…`
+  },
+  {
+    id: "alibaba-access-key-id",
+    kind: "credential_detected",
+    label: "alibaba_access_key_id",
+    keywords: ["ltai"],
+    pattern: /\b(LTAI[A-Za-z0-9]{12,20})(?![A-Za-z0-9])/,
+    minEntropy: 3,
+  },
+  {
+    id: "onepassword-secret-key",
+    kind: "credential_detected",
+    label: "onepassword_secret_key",
+    keywords: ["a3-"],
+    pattern:
+      /\b(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})(?![A-Z0-9])/,
+  },
+  {
+    id: "airtable-token",
+    kind: "credential_detected",
+    label: "airtable_token",
+    keywords: ["pat"],
+    pattern: /\b(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})(?![a-f0-9])/,
+  },
+  {
+    id: "authress-key",
+    kind: "credential_detected",
+    label: "authress_key",
+    keywords: [".acc"],
+    pattern:
+      /\b((?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120})/,
+  },
+  {
+    id: "clickhouse-cloud-secret",
+    kind: "credential_detected",
+    label: "clickhouse_cloud_secret",
+    keywords: ["4b1d"],
+    pattern: /\b(4b1d[A-Za-z0-9]{38})(?![A-Za-z0-9])/,
+    minEntropy: 3.5,
+  },
+  {
+    id: "clojars-token",
+    kind: "credential_detected",
+    label: "clojars_token",
+    keywords: ["clojars_"],
+    pattern: /\b(CLOJARS_[a-z0-9]{60})(?![a-z0-9])/,
+  },
+  {
+    id: "cloudflare-origin-ca-key",
+    kind: "credential_detected",
+    label: "cloudflare_origin_ca_key",
+    keywords: ["v1.0-"],
+    pattern: /\b(v1\.0-[a-f0-9]{24}-[a-f0-9]{146})(?![a-f0-9])/,
+  },
+  {
+    id: "duffel-token",
+    kind: "credential_detected",
+    label: "duffel_token",
+    keywords: ["duffel_"],
+    pattern: /\b(duffel_(?:test|live)_[A-Za-z0-9_=-]{43})(?![A-Za-z0-9_=-])/,
+  },
+  {
+    id: "easypost-api-key",
+    kind: "credential_detected",
+    label: "easypost_api_key",
+    keywords: ["ezak", "eztk"],
+    pattern: /\b(EZ[AT]K[A-Za-z0-9]{54})(?![A-Za-z0-9])/,
+  },
+  {
+    id: "facebook-access-token",
+    kind: "credential_detected",
+    label: "facebook_access_token",
+    keywords: ["eaa"],
+    pattern: /\b(EAA[A-Z][A-Za-z0-9]{90,400})(?![A-Za-z0-9])/,
+    minEntropy: 3.5,
+  },
+  {
+    id: "flutterwave-key",
+    kind: "credential_detected",
+    label: "flutterwave_key",
+    keywords: ["flwseck", "flwpubk"],
+    pattern: /\b(FLW(?:SECK|PUBK)(?:_TEST)?-[a-f0-9]{12}(?:[a-f0-9]{20}-X)?)(?![A-Za-z0-9])/,
+  },
+  {
+    id: "flyio-token",
+    kind: "credential_detected",
+    label: "flyio_token",
+    keywords: ["fo1_", "fm1", "fm2"],
+    pattern: /\b(fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,4096}={0,3})(?![A-Za-z0-9_-])/,
+    // fo1_ (organisation), fm1/fm2 macaroons, written after `FlyV1 ` in a header
+  },
+  {
+    id: "frameio-token",
+    kind: "credential_detected",
+    label: "frameio_token",
+    keywords: ["fio-u-"],
+    pattern: /\b(fio-u-[A-Za-z0-9_=-]{64})(?![A-Za-z0-9_=-])/,
+  },
+  {
+    id: "gitlab-session-cookie",
+    kind: "credential_detected",
+    label: "gitlab_session_cookie",
+    keywords: ["_gitlab_session="],
+    pattern: /_gitlab_session=([0-9a-z]{32})(?![0-9a-z])/,
+  },
+  {
+    id: "grafana-api-key",
+    kind: "credential_detected",
+    label: "grafana_api_key",
+    keywords: ["eyjrijoi"],
+    pattern: /\b(eyJrIjoi[A-Za-z0-9]{70,400}={0,2})(?![A-Za-z0-9])/,
+    minEntropy: 3.5,
+  },
+  {
+    id: "harness-token",
+    kind: "credential_detected",
+    label: "harness_token",
+    keywords: ["pat.", "sat."],
+    pattern: /\b((?:pat|sat)\.[A-Za-z0-9_-]{22}\.[a-z0-9]{24}\.[a-z0-9]{20})(?![A-Za-z0-9])/,
+  },
+  {
+    id: "infracost-api-key",
+    kind: "credential_detected",
+    label: "infracost_api_key",
+    keywords: ["ico-"],
+    pattern: /\b(ico-[A-Za-z0-9]{32})(?![A-Za-z0-9])/,
+    minEntropy: 3.5,
+  },
+  {
+    id: "intra42-client-secret",
+    kind: "credential_detected",
+    label: "intra42_client_secret",
+    keywords: ["s-s4t2"],
+    pattern: /\b(s-s4t2(?:ud|af)-[a-f0-9]{64})(?![a-f0-9])/,
+  },
+  {
+    id: "maxmind-license-key",
+    kind: "credential_detected",
+    label: "maxmind_license_key",
+    keywords: ["_mmk"],
+    pattern: /\b([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9])/,
+  },
+  {
+    id: "octopus-deploy-api-key",
+    kind: "credential_detected",
+    label: "octopus_deploy_api_key",
+    keywords: ["api-"],
+    pattern: /\b(API-[A-Z0-9]{26})(?![A-Z0-9])/,
+    minEntropy: 3.5,
+  },
+  {
+    id: "openshift-user-token",
+    kind: "credential_detected",
+    label: "openshift_user_token",
+    keywords: ["sha256~"],
+    pattern: /(?<![A-Za-z0-9_-])(sha256~[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/,
+  },
+  {
+    id: "prefect-api-key",
+    kind: "credential_detected",
+    label: "prefect_api_key",
+    keywords: ["pnu_"],
+    pattern: /\b(pnu_[A-Za-z0-9]{36})(?![A-Za-z0-9])/,
+  },
+  {
+    id: "pulumi-access-token",
+    kind: "credential_detected",
+    label: "pulumi_access_token",
+    keywords: ["pul-"],
+    pattern: /\b(pul-[a-f0-9]{40})(?![a-f0-9])/,
+  },
+  {
+    id: "readme-api-key",
+    kind: "credential_detected",
+    label: "readme_api_key",
+    keywords: ["rdme_"],
+    pattern: /\b(rdme_[a-z0-9]{70})(?![a-z0-9])/,
+  },
+  {
+    id: "scalingo-api-token",
+    kind: "credential_detected",
+    label: "scalingo_api_token",
+    keywords: ["tk-us-"],
+    pattern: /\b(tk-us-[A-Za-z0-9_-]{48})(?![A-Za-z0-9_-])/,
+  },
+  {
+    id: "sendinblue-api-key",
+    kind: "credential_detected",
+    label: "brevo_api_key",
+    keywords: ["xkeysib-"],
+    pattern: /\b(xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})(?![A-Za-z0-9])/,
+  },
+  {
+    id: "settlemint-token",
+    kind: "credential_detected",
+    label: "settlemint_token",
+    keywords: ["sm_pat_", "sm_aat_", "sm_sat_"],
+    pattern: /\b(sm_(?:pat|aat|sat)_[A-Za-z0-9]{16})(?![A-Za-z0-9])/,
+  },
+  {
+    id: "shippo-api-token",
+    kind: "credential_detected",
+    label: "shippo_api_token",
+    keywords: ["shippo_"],
+    pattern: /\b(shippo_(?:live|test)_[a-f0-9]{40})(?![a-f0-9])/,
+  },
+  {
+    id: "slack-legacy-bot-token",
+    kind: "credential_detected",
+    label: "slack_bot_token",
+    keywords: ["xoxb-"],
+    pattern: /\b(xoxb-[0-9]{8,14}-[A-Za-z0-9]{18,34})(?![A-Za-z0-9-])/,
+    // the two-part legacy form (team id, 24 characters)
+  },
+  {
+    id: "slack-config-token",
+    kind: "credential_detected",
+    label: "slack_config_token",
+    keywords: ["xoxe"],
+    pattern: /\b(xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{100,400})(?![A-Za-z0-9])/,
+    // configuration access (xoxe.xoxp-1-…) and refresh (xoxe-1-…) tokens
+  },
+  {
+    id: "sourcegraph-access-token",
+    kind: "credential_detected",
+    label: "sourcegraph_access_token",
+    keywords: ["sgp_"],
+    pattern: /\b(sgp_(?:(?:local|[A-Fa-f0-9]{16})_)?[A-Fa-f0-9]{40})(?![A-Za-z0-9])/,
+  },
+  {
+    id: "microsoft-teams-webhook",
+    kind: "credential_detected",
+    label: "teams_webhook_url",
+    keywords: ["webhook.office.com"],
+    pattern: /\.webhook\.office\.com\/webhookb2\/([A-Za-z0-9@\/_-]{60,400})/,
+  },
+  {
+    id: "docker-config-base64",
+    kind: "credential_detected",
+    label: "docker_registry_auth",
+    keywords: ["eyjhdxroci6"],
+    pattern: /\b(eyJhdXRocyI6[A-Za-z0-9+/]{20,8192}={0,2})/,
+    // base64 of a `.dockerconfigjson` (`{"auths":…`)
+  },
+  {
+    id: "jwt-base64",
+    kind: "credential_detected",
+    label: "jwt",
+    keywords: ["zxlk"],
+    pattern: /\b(ZXlK[A-Za-z0-9+/_-]{40,8192}={0,2})(?![A-Za-z0-9+/_-])/,
+    // base64 of `eyJ…`: a JSON Web Token wrapped once more
+    verify: "base64-jwt",
   },
   // --- Keys and tokens in standard formats -----------------------------------
   {
@@ -848,8 +1054,10 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "curl_basic_auth",
     keywords: ["curl"],
-    pattern: /(?<![\w-])(?:-u\s*|--user[=\s]\s*)(?:\\?["'])?[^\s:"'@]{1,100}:([^\s"']{1,200})/,
-    allow: [...placeholderSecrets, ...defaultPasswords, /^\d+$/],
+    // -u user:pass, --user "user":'pass', -u ":pass"; the user may be an email address
+    pattern:
+      /(?<![\w-])(?:-u\s*|--user[=\s]\s*)(?:\\?["'])?[^\s:"']{0,100}(?:\\?["'])?:(?:\\?["'])?([^\s"']{4,200})/,
+    allow: [...placeholderSecrets, ...defaultPasswords, /^\d+$/, /^[a-z]{1,12}$/],
   },
   {
     id: "bearer-token",
@@ -876,7 +1084,7 @@ export const credentialRules: CredentialRule[] = [
     label: "authorization_header",
     keywords: ["authorization"],
     pattern:
-      /[Aa]uthorization(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:Token|token|ApiKey|Api-Key|apikey|SSWS|Key|key)\s+([A-Za-z0-9._~+/=-]{8,4096})/,
+      /[Aa]uthorization(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?:Token|token|ApiKey|Api-Key|Api-Token|apikey|SSWS|Key|key)[ \t]+)?([A-Za-z0-9._~+/=-]{8,4096})/,
     minEntropy: 3,
     allow: [...placeholderSecrets, ...codeValues],
   },
@@ -927,50 +1135,69 @@ export const credentialRules: CredentialRule[] = [
     minEntropy: 3,
     allow: [...placeholderSecrets, ...codeValues],
   },
-  // --- Generic assignments (last: any vendor rule above names a secret first) --
-  generic("client_secret", "generic-client-secret", String.raw`client[_.-]?secret`, ["secret"]),
-  generic(
-    "generic_password",
-    "generic-password",
-    String.raw`(?:passw(?:or)?d|(?<![a-z])pwd|(?<![a-z])pass(?![a-z]))`,
-    ["pass", "pwd"],
-  ),
-  generic("generic_api_key", "generic-api-key", String.raw`api[_.-]?key`, [
-    "api_key",
-    "api-key",
-    "apikey",
-    "api.key",
-  ]),
-  generic("generic_secret", "generic-secret", String.raw`(?:secret|private[_.-]?key(?![_.-]?id))`, [
-    "secret",
-    "private",
-  ]),
-  generic("generic_token", "generic-token", String.raw`token`, ["token"]),
-  genericKey("client_secret", "generic-client-secret-json", /client[_.-]?secret$/i, ["secret"]),
-  genericKey(
-    "generic_password",
-    "generic-password-json",
-    /(?:^|[_.-])(?:password|passwd|pwd|pass)$|^(?:password|passwd)/i,
-    ["pass", "pwd"],
-  ),
-  genericKey("generic_api_key", "generic-api-key-json", /api[_.-]?key$/i, [
-    "api_key",
-    "api-key",
-    "apikey",
-  ]),
-  genericKey(
-    "generic_secret",
-    "generic-secret-json",
-    /(?:^|[_.-])secret(?:[_.-]?key)?$|private[_.-]?key$/i,
-    [
-      "secret",
-      "private",
-    ],
-  ),
-  genericKey(
-    "generic_token",
-    "generic-token-json",
-    /^(?!.*(?:page|next|continuation|sync|csrf|xsrf|max|cursor|count|limit|type|usage))(?:.*[_.-])?(?:access|auth|api|bearer|refresh|session|id)?[_.-]?token$/i,
-    ["token"],
-  ),
+  // --- Secrets found by the name they are given (last: a vendor rule names a secret first) --
+  {
+    id: "generic-assignment",
+    kind: "credential_detected",
+    label: "generic_secret",
+    keywords: SECRET_NAME_KEYWORDS,
+    pattern: new RegExp(
+      String.raw`(?<key>${SECRET_NAME}[\w.$-]{0,40}?)${DECLARED_TYPE}${ASSIGN}${VALUE}`,
+      "i",
+    ),
+    keyName: "any",
+    minEntropy: 3,
+    allow: [...placeholderSecrets, ...codeValues],
+  },
+  {
+    id: "kubernetes-secret-data",
+    kind: "credential_detected",
+    label: "kubernetes_secret",
+    keywords: ["secret"],
+    // A value under a Kubernetes Secret's `data:` is base64 of the secret,
+    // one line or a YAML block scalar; line-numbered as a Read shows it.
+    pattern:
+      /^[ \t]*(?:\d+\t)?[ \t]+[\w.-]+:[ \t]*(?:[|>][-+]?[ \t]*\n[ \t]*(?:\d+\t)?[ \t]+)?\\?["']?([A-Za-z0-9+/]{12,4096}={0,2})\\?["']?[ \t]*$/m,
+    requires: /kind:[ \t]*\\?["']?secret\b/i,
+    minEntropy: 3,
+  },
+  {
+    id: "generic-xml-element",
+    kind: "credential_detected",
+    label: "generic_secret",
+    keywords: SECRET_NAME_KEYWORDS,
+    // <apiToken>…</apiToken>, the value on its own line or not (line-numbered in a Read)
+    pattern:
+      /<(?<key>[A-Za-z_][\w.:-]{0,60})(?:\s[^<>]{0,200})?>\s{0,40}(?:\d{1,7}\t\s{0,40})?([^<>\s]{8,200})\s{0,40}(?:\d{1,7}\t\s{0,40})?<\//,
+    keyName: "any",
+    minEntropy: 3,
+    allow: [...placeholderSecrets, ...codeValues],
+  },
+  {
+    id: "generic-key-value-pair",
+    kind: "credential_detected",
+    label: "generic_secret",
+    keywords: ["value"],
+    // <add key="ClearTextPassword" value="…" /> (NuGet, .NET appSettings),
+    // `- name: API_TOKEN` / `value: …` (Kubernetes env), {"name": …, "value": …}
+    pattern: new RegExp(
+      String
+        .raw`\b(?:key|name)\\?["']?[ \t]*[:=][ \t]*\\?["']?(?<key>[\w.-]{1,80})\\?["']?[ \t]*,?[ \t]*(?:\r?\n[ \t-]*(?:\d+\t)?[ \t-]*)?\\?["']?value\\?["']?[ \t]*[:=][ \t]*${VALUE}`,
+      "i",
+    ),
+    keyName: "any",
+    minEntropy: 3,
+    allow: [...placeholderSecrets, ...codeValues],
+  },
+  {
+    id: "generic-json-property",
+    kind: "credential_detected",
+    label: "generic_secret",
+    keywords: SECRET_NAME_KEYWORDS,
+    key: /pass|pwd|token|secret|key|cred|auth/i,
+    pattern: /^\s*(\S{8,200})\s*$/,
+    keyName: "any",
+    minEntropy: 3,
+    allow: [...placeholderSecrets, ...codeValues],
+  },
 ];
