@@ -1,6 +1,9 @@
 /**
  * `serve` configuration from flags and `AGENT_TELEMETRY_*` environment
- * variables, validated with zod before anything is created.
+ * variables, validated with zod before anything is created. One table,
+ * {@link SERVE_SETTINGS}, names each setting's flag, variable, placeholder and
+ * description: the parser, the validation messages and `serve --help` are all
+ * built from it, so help cannot drift from behaviour.
  *
  * @module
  */
@@ -13,15 +16,15 @@ export class ConfigError extends UserInputError {
   override name = "ConfigError";
 }
 
+// Validators say only what they expected; `resolveServeConfig` adds what was
+// invalid, the value and where it came from (flag or environment variable).
+const LISTEN_FORMAT = "HOST:PORT with a port from 0 to 65535";
+
 const hostPort = z.string().transform((value, ctx) => {
   const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[2]) : NaN;
   if (!match || !Number.isInteger(port) || port < 0 || port > 65535) {
-    ctx.addIssue({
-      code: "custom",
-      message:
-        `Invalid listen address: "${value}" (expected HOST:PORT with a port from 0 to 65535)`,
-    });
+    ctx.addIssue({ code: "custom", message: `expected ${LISTEN_FORMAT}` });
     return z.NEVER;
   }
   return { hostname: match[1]!.replace(/^\[|\]$/g, ""), port };
@@ -32,63 +35,253 @@ const hostPortOrOff = z.string().transform((value, ctx) => {
   if (value.trim().toLowerCase() === "off") return "off" as const;
   const parsed = hostPort.safeParse(value);
   if (!parsed.success) {
-    ctx.addIssue({
-      code: "custom",
-      message:
-        `Invalid listen address: "${value}" (expected HOST:PORT with a port from 0 to 65535, or off)`,
-    });
+    ctx.addIssue({ code: "custom", message: `expected ${LISTEN_FORMAT}, or off` });
     return z.NEVER;
   }
   return parsed.data;
 });
 
-const positiveInt = (name: string) =>
+/** A whole number of `unit` from `min` up. */
+const wholeNumber = (unit: string, min = 1) =>
   z.union([z.string(), z.number()]).transform((value, ctx) => {
-    const number = Number(value);
-    if (!Number.isSafeInteger(number) || number < 1) {
+    const number = typeof value === "string" && value.trim() === "" ? NaN : Number(value);
+    if (!Number.isSafeInteger(number) || number < min) {
       ctx.addIssue({
         code: "custom",
-        message: `Invalid ${name}: "${value}" (expected an integer ≥ 1)`,
+        message: `expected a whole number of ${unit}, at least ${min}`,
       });
       return z.NEVER;
     }
     return number;
   });
 
-const databaseUrl = z.string().refine((value) => /^postgres(ql)?:\/\/\S+$/.test(value), {
-  error: (issue) =>
-    `Invalid database URL: ${JSON.stringify(issue.input)} (expected postgres://USER@HOST:PORT/DB)`,
+const SWITCH_ON = ["1", "true", "yes", "on"];
+const SWITCH_OFF = ["0", "false", "no", "off", ""];
+
+/** A switch: a flag without value, or an environment variable such as `1` or `false`. */
+const onOff = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
+  if (typeof value === "boolean") return value;
+  const word = value.trim().toLowerCase();
+  if (SWITCH_ON.includes(word)) return true;
+  if (SWITCH_OFF.includes(word)) return false;
+  ctx.addIssue({
+    code: "custom",
+    message: `expected ${SWITCH_ON.slice(0, -1).join(", ")} or ${SWITCH_ON.at(-1)} to turn it on; ${
+      SWITCH_OFF.filter(Boolean).join(", ")
+    } or empty to turn it off`,
+  });
+  return z.NEVER;
 });
 
+const databaseUrl = z.string().refine((value) => /^postgres(ql)?:\/\/\S+$/.test(value), {
+  error: "expected postgres://USER@HOST:PORT/DB",
+});
+
+const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+const MIN_METRICS_TOKEN = 16;
+const MIN_RETENTION_DAYS = 90;
+
 const rawConfig = z.object({
-  data: z.string().min(1),
+  data: z.string().min(1, { error: "expected a directory path" }).default("./data"),
   database: databaseUrl.optional(),
   listen: hostPort.optional(),
   ingestListen: hostPort.optional(),
   grpcListen: hostPortOrOff.optional(),
-  metricsToken: z.string().min(16, {
-    error: "Invalid metrics token: at least 16 characters, so that it cannot be guessed",
+  metricsToken: z.string().min(MIN_METRICS_TOKEN, {
+    error: (issue) =>
+      `expected at least ${MIN_METRICS_TOKEN} characters, so that it cannot be guessed; got ${
+        String(issue.input).length
+      }`,
   }).optional(),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
-  queryTimeoutMs: positiveInt("query timeout").default(30000),
-  ingestMaxBytes: positiveInt("ingest size cap").default(16 * 1024 * 1024),
-  readerThreads: positiveInt("reader thread count").default(2),
-  maxQueuedQueries: positiveInt("query queue length").default(256),
-  keepSecrets: z.boolean().default(false),
-  readOnly: z.boolean().default(false),
-  allowEmptyStore: z.boolean().default(false),
-  retentionDays: positiveInt("retention").default(400).refine((days) => days >= 90, {
-    error: "Invalid retention: at least 90 days, so that every insight window stays whole",
-  }),
-  maxDiskBytes: positiveInt("disk cap").optional(),
-  logLevel: z.enum(["debug", "info", "warn", "error", "silent"], {
-    error: (issue) =>
-      `Invalid log level: ${
-        JSON.stringify(issue.input)
-      } (allowed: debug, info, warn, error, silent)`,
-  }).default("info"),
+  queryTimeoutMs: wholeNumber("milliseconds").default(30000),
+  ingestMaxBytes: wholeNumber("bytes").default(16 * 1024 * 1024),
+  readerThreads: wholeNumber("threads").default(2),
+  maxQueuedQueries: wholeNumber("queries").default(256),
+  keepSecrets: onOff.default(false),
+  readOnly: onOff.default(false),
+  allowEmptyStore: onOff.default(false),
+  // At least 90 days, so that every insight window stays whole.
+  retentionDays: wholeNumber("days", MIN_RETENTION_DAYS).default(400),
+  maxDiskBytes: wholeNumber("bytes").optional(),
+  logLevel: z.enum(LOG_LEVELS, { error: `allowed: ${LOG_LEVELS.join(", ")}` }).default("info"),
 });
+
+/** A key of the `serve` configuration (`queryTimeoutMs`). */
+export type ServeSettingKey = keyof z.input<typeof rawConfig>;
+
+/** How one `serve` setting is given and described. */
+export interface ServeSetting {
+  /** Flag name without dashes: `query-timeout-ms`. */
+  flag: string;
+  /** Environment variable read when the flag is absent. */
+  env: string;
+  /** Placeholder of the value in help (`N`, `DIR`); absent for a switch (a flag without value). */
+  value?: string;
+  /** What an error calls it: `Invalid retention: …`. */
+  what: string;
+  description: string;
+  /** The default in words, where it is not one value (it depends on TLS, or is off). */
+  defaultNote?: string;
+  /** Never echo the value in an error (a token). */
+  secret?: boolean;
+}
+
+/**
+ * Every setting of `serve`, in the order help lists them. Typed by the
+ * configuration's keys, so a setting without its flag, variable and
+ * description does not compile.
+ */
+export const SERVE_SETTINGS: Readonly<Record<ServeSettingKey, ServeSetting>> = {
+  data: {
+    flag: "data",
+    env: "AGENT_TELEMETRY_DATA",
+    value: "DIR",
+    what: "data directory",
+    description: "data directory: keys.db, telemetry.db, analytics.duckdb (created when missing)",
+  },
+  database: {
+    flag: "database",
+    env: "AGENT_TELEMETRY_DATABASE_URL",
+    value: "URL",
+    what: "database URL",
+    description: "PostgreSQL store shared by several nodes (postgres://USER@HOST:PORT/DB)",
+    defaultNote: "off: the embedded SQLite files of --data",
+  },
+  listen: {
+    flag: "listen",
+    env: "AGENT_TELEMETRY_LISTEN",
+    value: "HOST:PORT",
+    what: "listen address",
+    description: "query API listener",
+    defaultNote: "127.0.0.1:8080; 0.0.0.0:443 with TLS",
+  },
+  ingestListen: {
+    flag: "ingest-listen",
+    env: "AGENT_TELEMETRY_INGEST_LISTEN",
+    value: "HOST:PORT",
+    what: "listen address",
+    description: "OTLP/HTTP ingest listener (and /metrics)",
+    defaultNote: "127.0.0.1:4318; 0.0.0.0:4318 with TLS",
+  },
+  grpcListen: {
+    flag: "grpc-listen",
+    env: "AGENT_TELEMETRY_GRPC_LISTEN",
+    value: "HOST:PORT|off",
+    what: "listen address",
+    description: "OTLP/gRPC ingest listener, or off",
+    defaultNote: "127.0.0.1:4317; 0.0.0.0:4317 with TLS",
+  },
+  metricsToken: {
+    flag: "metrics-token",
+    env: "AGENT_TELEMETRY_METRICS_TOKEN",
+    value: "TOKEN",
+    what: "metrics token",
+    description:
+      `bearer token for /metrics on the ingest listener (at least ${MIN_METRICS_TOKEN} characters)`,
+    defaultNote: "none: open on a loopback ingest listener, else refused",
+    secret: true,
+  },
+  tlsCert: {
+    flag: "tls-cert",
+    env: "AGENT_TELEMETRY_TLS_CERT",
+    value: "FILE",
+    what: "TLS certificate file",
+    description: "PEM certificate (chain) for every listener; needs --tls-key",
+    defaultNote: "off: plain HTTP",
+  },
+  tlsKey: {
+    flag: "tls-key",
+    env: "AGENT_TELEMETRY_TLS_KEY",
+    value: "FILE",
+    what: "TLS key file",
+    description: "PEM private key of --tls-cert",
+    defaultNote: "off",
+  },
+  queryTimeoutMs: {
+    flag: "query-timeout-ms",
+    env: "AGENT_TELEMETRY_QUERY_TIMEOUT_MS",
+    value: "N",
+    what: "query timeout",
+    description: "a query running longer is stopped and answered 500 internal",
+  },
+  ingestMaxBytes: {
+    flag: "ingest-max-bytes",
+    env: "AGENT_TELEMETRY_INGEST_MAX_BYTES",
+    value: "N",
+    what: "ingest size cap",
+    description: "largest export body after decompression; larger ones get 413",
+  },
+  readerThreads: {
+    flag: "reader-threads",
+    env: "AGENT_TELEMETRY_READER_THREADS",
+    value: "N",
+    what: "reader thread count",
+    description: "threads running list and detail queries off the event loop",
+  },
+  maxQueuedQueries: {
+    flag: "max-queued-queries",
+    env: "AGENT_TELEMETRY_MAX_QUEUED_QUERIES",
+    value: "N",
+    what: "query queue length",
+    description: "queries waiting for a reader thread; past it 503 overloaded",
+  },
+  keepSecrets: {
+    flag: "keep-secrets",
+    env: "AGENT_TELEMETRY_KEEP_SECRETS",
+    what: "keep-secrets switch",
+    description: "store detected secrets as sent instead of [REDACTED:<kind>]",
+  },
+  readOnly: {
+    flag: "readonly",
+    env: "AGENT_TELEMETRY_READONLY",
+    what: "read-only switch",
+    description: "serve queries only and refuse telemetry (read-only media too)",
+  },
+  allowEmptyStore: {
+    flag: "allow-empty-store",
+    env: "AGENT_TELEMETRY_ALLOW_EMPTY_STORE",
+    what: "allow-empty-store switch",
+    description: "start although keys.db is empty or telemetry.db missing while data existed",
+  },
+  logLevel: {
+    flag: "log-level",
+    env: "AGENT_TELEMETRY_LOG_LEVEL",
+    value: "LEVEL",
+    what: "log level",
+    description: `JSON log lines on stderr from this level up: ${LOG_LEVELS.join(", ")}`,
+  },
+  retentionDays: {
+    flag: "retention-days",
+    env: "AGENT_TELEMETRY_RETENTION_DAYS",
+    value: "N",
+    what: "retention",
+    description: `days of telemetry kept, at least ${MIN_RETENTION_DAYS}`,
+  },
+  maxDiskBytes: {
+    flag: "max-disk-bytes",
+    env: "AGENT_TELEMETRY_MAX_DISK_BYTES",
+    value: "N",
+    what: "disk cap",
+    description: "delete the oldest days while telemetry.db is larger (embedded store only)",
+    defaultNote: "off",
+  },
+};
+
+/**
+ * A setting's default as help shows it: its note, else the value validation
+ * supplies when nothing is given (the same schema, so they cannot differ).
+ */
+export function serveSettingDefault(key: ServeSettingKey): string | undefined {
+  const note = SERVE_SETTINGS[key].defaultNote;
+  if (note !== undefined) return note;
+  const fallback = rawConfig.shape[key].safeParse(undefined);
+  if (!fallback.success || fallback.data === undefined) return undefined;
+  return typeof fallback.data === "boolean"
+    ? (fallback.data ? "on" : "off")
+    : String(fallback.data);
+}
 
 /** A listen address. */
 export interface ListenAddress {
@@ -122,28 +315,7 @@ export interface ServeConfig {
 }
 
 /** Flag values as parsed from the command line (strings, booleans). */
-export type ServeFlags = Partial<Record<keyof z.input<typeof rawConfig>, string | boolean>>;
-
-const ENV: Record<keyof z.input<typeof rawConfig>, string> = {
-  data: "AGENT_TELEMETRY_DATA",
-  database: "AGENT_TELEMETRY_DATABASE_URL",
-  listen: "AGENT_TELEMETRY_LISTEN",
-  ingestListen: "AGENT_TELEMETRY_INGEST_LISTEN",
-  grpcListen: "AGENT_TELEMETRY_GRPC_LISTEN",
-  metricsToken: "AGENT_TELEMETRY_METRICS_TOKEN",
-  tlsCert: "AGENT_TELEMETRY_TLS_CERT",
-  tlsKey: "AGENT_TELEMETRY_TLS_KEY",
-  queryTimeoutMs: "AGENT_TELEMETRY_QUERY_TIMEOUT_MS",
-  ingestMaxBytes: "AGENT_TELEMETRY_INGEST_MAX_BYTES",
-  readerThreads: "AGENT_TELEMETRY_READER_THREADS",
-  maxQueuedQueries: "AGENT_TELEMETRY_MAX_QUEUED_QUERIES",
-  keepSecrets: "AGENT_TELEMETRY_KEEP_SECRETS",
-  readOnly: "AGENT_TELEMETRY_READONLY",
-  allowEmptyStore: "AGENT_TELEMETRY_ALLOW_EMPTY_STORE",
-  logLevel: "AGENT_TELEMETRY_LOG_LEVEL",
-  retentionDays: "AGENT_TELEMETRY_RETENTION_DAYS",
-  maxDiskBytes: "AGENT_TELEMETRY_MAX_DISK_BYTES",
-};
+export type ServeFlags = Partial<Record<ServeSettingKey, string | boolean>>;
 
 /** Flags win over environment variables, which win over defaults. */
 export function resolveServeConfig(
@@ -151,32 +323,51 @@ export function resolveServeConfig(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): ServeConfig {
   const merged: Record<string, unknown> = {};
-  for (const [key, variable] of Object.entries(ENV)) {
-    const value = flags[key as keyof ServeFlags] ?? env(variable);
-    if (value !== undefined) merged[key] = value;
+  const sources: Partial<Record<ServeSettingKey, string>> = {};
+  for (const [key, setting] of settingEntries()) {
+    const fromFlag = flags[key];
+    const value = fromFlag ?? env(setting.env);
+    if (value === undefined) continue;
+    merged[key] = value;
+    sources[key] = fromFlag !== undefined ? `--${setting.flag}` : setting.env;
   }
-  merged.data ??= "./data";
-  for (const key of ["keepSecrets", "readOnly", "allowEmptyStore"]) {
-    const value = merged[key];
-    if (typeof value === "string") merged[key] = ["1", "true", "yes"].includes(value.toLowerCase());
-  }
+  /** Where a setting came from, or both ways of giving it when it was not given. */
+  const sourceOf = (key: ServeSettingKey) =>
+    sources[key] ?? `--${SERVE_SETTINGS[key].flag} (or ${SERVE_SETTINGS[key].env})`;
   const parsed = rawConfig.safeParse(merged);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues[0]?.message ?? "Invalid configuration");
+    const issue = parsed.error.issues[0];
+    const key = issue?.path[0] as ServeSettingKey | undefined;
+    if (issue === undefined || key === undefined || !(key in SERVE_SETTINGS)) {
+      throw new ConfigError(issue?.message ?? "Invalid configuration");
+    }
+    const setting = SERVE_SETTINGS[key];
+    const shown = setting.secret ? "" : `: ${shownValue(merged[key])}`;
+    throw new ConfigError(
+      `Invalid ${setting.what}${shown} from ${sourceOf(key)} (${issue.message})`,
+    );
   }
   const raw = parsed.data;
   if ((raw.tlsCert === undefined) !== (raw.tlsKey === undefined)) {
-    throw new ConfigError("TLS needs both --tls-cert and --tls-key");
+    const missing = raw.tlsCert === undefined ? "tlsCert" : "tlsKey";
+    throw new ConfigError(
+      `TLS needs both --tls-cert and --tls-key: ${sourceOf(missing)} is not set`,
+    );
   }
   const tls = raw.tlsCert !== undefined && raw.tlsKey !== undefined
-    ? { cert: readPem(raw.tlsCert, "certificate"), key: readPem(raw.tlsKey, "key") }
+    ? {
+      cert: readPem(raw.tlsCert, "certificate", sourceOf("tlsCert")),
+      key: readPem(raw.tlsKey, "key", sourceOf("tlsKey")),
+    }
     : null;
   if (raw.database !== undefined && raw.maxDiskBytes !== undefined) {
     throw new ConfigError(
-      "--max-disk-bytes caps the embedded store only; with --database, size PostgreSQL's disk and use --retention-days",
+      `${sourceOf("maxDiskBytes")} caps the embedded store only; with ${
+        sourceOf("database")
+      }, size PostgreSQL's disk and use --retention-days`,
     );
   }
-  if (!raw.readOnly || raw.database !== undefined) checkDataDirWritable(raw.data);
+  if (!raw.readOnly || raw.database !== undefined) checkDataDirWritable(raw.data, sourceOf("data"));
   const defaultHost = tls ? "0.0.0.0" : "127.0.0.1";
   return {
     dataDir: raw.data,
@@ -204,6 +395,18 @@ export function resolveServeConfig(
   };
 }
 
+/** The settings as `[key, setting]` pairs, in table order. */
+export function settingEntries(): [ServeSettingKey, ServeSetting][] {
+  return Object.entries(SERVE_SETTINGS) as [ServeSettingKey, ServeSetting][];
+}
+
+/** A value quoted for an error line; a database URL's password is hidden. */
+function shownValue(value: unknown): string {
+  return JSON.stringify(
+    String(value).replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, "$1***@"),
+  );
+}
+
 /**
  * Who may read `/metrics` on the ingest listener: with a token, its holder
  * (`Authorization: Bearer <token>`); without one, anyone when the listener
@@ -228,11 +431,13 @@ export function isLoopback(hostname: string): boolean {
     /^::ffff:127(\.\d{1,3}){3}$/.test(host);
 }
 
-function readPem(path: string, what: string): string {
+function readPem(path: string, what: string, source: string): string {
   try {
     return Deno.readTextFileSync(path);
   } catch (error) {
-    throw new ConfigError(`Cannot read TLS ${what} file: "${path}" (${describe(error)})`);
+    throw new ConfigError(
+      `Cannot read TLS ${what} file: "${path}" from ${source} (${describe(error)})`,
+    );
   }
 }
 
@@ -241,22 +446,26 @@ function readPem(path: string, what: string): string {
  * creating anything: an existing one is probed with a file that is removed
  * at once; a missing one needs a writable existing ancestor.
  */
-export function checkDataDirWritable(dir: string): void {
+export function checkDataDirWritable(dir: string, source = "--data"): void {
   let existing = dir;
   for (;;) {
     try {
       const info = Deno.statSync(existing);
       if (!info.isDirectory) {
-        throw new ConfigError(`Data directory is not a directory: "${existing}"`);
+        throw new ConfigError(`Data directory is not a directory: "${existing}" from ${source}`);
       }
       break;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       if (error instanceof Deno.errors.NotADirectory) {
-        throw new ConfigError(`Data directory is not a directory: "${dir}" (a parent is a file)`);
+        throw new ConfigError(
+          `Data directory is not a directory: "${dir}" from ${source} (a parent is a file)`,
+        );
       }
       if (!(error instanceof Deno.errors.NotFound)) {
-        throw new ConfigError(`Cannot use data directory: "${dir}" (${describe(error)})`);
+        throw new ConfigError(
+          `Cannot use data directory: "${dir}" from ${source} (${describe(error)})`,
+        );
       }
       const parent = parentOf(existing);
       if (parent === existing) break;
@@ -268,7 +477,9 @@ export function checkDataDirWritable(dir: string): void {
     Deno.writeTextFileSync(probe, "");
     Deno.removeSync(probe);
   } catch (error) {
-    throw new ConfigError(`Data directory is not writable: "${dir}" (${describe(error)})`);
+    throw new ConfigError(
+      `Data directory is not writable: "${dir}" from ${source} (${describe(error)})`,
+    );
   }
 }
 

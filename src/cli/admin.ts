@@ -1,7 +1,9 @@
 /**
  * Admin commands over the key store (DESIGN §3): `org`, `member`, `key`,
  * `actor`. They open `keys.db` directly, so they work while `serve` runs and
- * the server sees their effect on its next request.
+ * the server sees their effect on its next request. They refuse a data
+ * directory without a key store, except `org create` in a missing or empty
+ * one: the first command of a setup.
  *
  * @module
  */
@@ -9,98 +11,143 @@ import { announce } from "../log.ts";
 import { openKeyStoreFor } from "../store/open_stores.ts";
 import type { Awaitable, KeyStoreApi } from "../store/stores.ts";
 import {
-  databaseOf,
-  dataDirOf,
-  type FlagSpec,
-  parseFlags,
-  printResult,
-  required,
-  UsageError,
-} from "./usage.ts";
-
-type Flags = Record<string, string | undefined>;
+  type CommandDef,
+  DATA_FLAG,
+  DATABASE_FLAG,
+  type FlagDef,
+  JSON_FLAG,
+  type ParsedFlags,
+} from "./flags.ts";
+import { requireStore } from "./store_presence.ts";
+import { databaseOf, dataDirOf, printResult, required } from "./usage.ts";
 
 interface AdminCommand {
-  flags: FlagSpec;
-  run(store: KeyStoreApi, flags: Flags): Awaitable<Record<string, unknown>>;
+  name: string;
+  summary: string;
+  /** Flags besides `--data`, `--database` and `--json`. */
+  flags: readonly FlagDef[];
+  /** `org create` may start a new store in a missing or empty directory. */
+  createsStore?: boolean;
+  run(store: KeyStoreApi, flags: ParsedFlags): Awaitable<Record<string, unknown>>;
   /** A list's text form (without `--json`): these columns of each row, under a header. */
   table?: { rows: string; columns: readonly string[] };
 }
 
-const text = { type: "string" } as const;
+const org: FlagDef = { name: "org", value: "ORG", required: true, description: "organization id" };
 
-const commands: Record<string, AdminCommand> = {
-  "org create": {
-    flags: { name: text },
-    run: (store, f) => store.createOrg(required(f.name, "name")),
+const adminCommands: readonly AdminCommand[] = [
+  {
+    name: "org create",
+    summary: "create an organization (in a missing or empty --data, a new store)",
+    flags: [{ name: "name", value: "NAME", required: true, description: "organization name" }],
+    createsStore: true,
+    run: (store, f) => store.createOrg(required(f, "name")),
   },
-  "org list": {
-    flags: {},
+  {
+    name: "org list",
+    summary: "list the organizations",
+    flags: [],
     run: (store) => store.listOrgs(),
     table: { rows: "orgs", columns: ["id", "name", "created_at"] },
   },
-  "member add": {
-    flags: { org: text, email: text },
-    run: (store, f) => store.addMember(required(f.org, "org"), required(f.email, "email")),
+  {
+    name: "member add",
+    summary: "add a member to an organization",
+    flags: [org, { name: "email", value: "EMAIL", required: true, description: "member's email" }],
+    run: (store, f) => store.addMember(required(f, "org"), required(f, "email")),
   },
-  "member remove": {
-    flags: { org: text, member: text },
-    run: (store, f) => store.removeMember(required(f.org, "org"), required(f.member, "member")),
+  {
+    name: "member remove",
+    summary: "remove a member and revoke every API key it created",
+    flags: [org, { name: "member", value: "MEMBER", required: true, description: "member id" }],
+    run: (store, f) => store.removeMember(required(f, "org"), required(f, "member")),
   },
-  "member list": {
-    flags: { org: text },
-    run: (store, f) => store.listMembers(required(f.org, "org")),
+  {
+    name: "member list",
+    summary: "list an organization's members",
+    flags: [org],
+    run: (store, f) => store.listMembers(required(f, "org")),
     table: { rows: "members", columns: ["id", "email", "created_at"] },
   },
-  "key create": {
-    flags: { org: text, member: text, name: text },
+  {
+    name: "key create",
+    summary: "create a query API key (wb_api_…) for a member; the key is shown only here",
+    flags: [
+      org,
+      {
+        name: "member",
+        value: "MEMBER",
+        required: true,
+        description: "member id the key speaks for",
+      },
+      { name: "name", value: "NAME", description: "label shown by key list" },
+    ],
     run: (store, f) =>
-      store.createKey(required(f.org, "org"), required(f.member, "member"), f.name ?? ""),
+      store.createKey(required(f, "org"), required(f, "member"), f.text("name") ?? ""),
   },
-  "key revoke": {
-    flags: { id: text },
-    run: (store, f) => store.revokeKey(required(f.id, "id")),
+  {
+    name: "key revoke",
+    summary: "revoke a query API key at once",
+    flags: [{ name: "id", value: "KEY", required: true, description: "key id (key_…)" }],
+    run: (store, f) => store.revokeKey(required(f, "id")),
   },
-  "key list": {
-    flags: { org: text },
-    run: (store, f) => store.listKeys(required(f.org, "org")),
+  {
+    name: "key list",
+    summary: "list an organization's API keys (never the keys themselves)",
+    flags: [org],
+    run: (store, f) => store.listKeys(required(f, "org")),
   },
-  "actor create": {
-    flags: { org: text, name: text },
-    run: (store, f) => store.createActor(required(f.org, "org"), f.name ?? ""),
+  {
+    name: "actor create",
+    summary: "create an actor (one agent, machine or person) and its ingest key (wb_ingest_…)",
+    flags: [org, { name: "name", value: "NAME", description: "actor name, e.g. alice-laptop" }],
+    run: (store, f) => store.createActor(required(f, "org"), f.text("name") ?? ""),
   },
-  "actor list": {
-    flags: { org: text },
-    run: (store, f) => store.listActors(required(f.org, "org")),
+  {
+    name: "actor list",
+    summary: "list an organization's actors, revoked ones included",
+    flags: [org],
+    run: (store, f) => store.listActors(required(f, "org")),
     table: { rows: "actors", columns: ["id", "name", "created_at", "revoked_at"] },
   },
-  "actor revoke": {
-    flags: { id: text },
-    run: (store, f) => store.revokeActor(required(f.id, "id")),
+  {
+    name: "actor revoke",
+    summary: "revoke an actor's ingest key: its next export is refused",
+    flags: [{ name: "id", value: "ACTOR", required: true, description: "actor id (act_…)" }],
+    run: (store, f) => store.revokeActor(required(f, "id")),
   },
-};
+];
 
-/** Names of the admin commands, for usage text. */
-export const adminCommandNames = Object.keys(commands);
+/** The admin commands as entries of the command table. */
+export const adminCommandDefs: readonly CommandDef[] = adminCommands.map((command) => ({
+  name: command.name,
+  summary: command.summary,
+  details: command.table
+    ? ["Without --json: a header line and one tab-separated line per row (absent values are -)."]
+    : undefined,
+  flags: [
+    ...command.flags,
+    {
+      ...DATA_FLAG,
+      description: command.createsStore
+        ? "data directory; a missing or empty one gets a new store"
+        : "data directory holding keys.db (refused when it holds none)",
+    },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ],
+  run: (flags) => runAdminCommand(command, flags),
+}));
 
-/** Whether `group` starts an admin command (`org`, `member`, `key`, `actor`). */
-export function isAdminGroup(group: string): boolean {
-  return adminCommandNames.some((name) => name.startsWith(`${group} `));
-}
-
-/** Runs `group action …flags`; usage errors before anything is opened. */
-export async function runAdminCommand(
-  group: string,
-  action: string | undefined,
-  args: string[],
-): Promise<void> {
-  const name = `${group} ${action ?? ""}`.trim();
-  const command = commands[name];
-  if (!command) throw new UsageError(`Unknown command: "${name}"`);
-  const flags = parseFlags(args, { ...command.flags, database: text });
-  const store = await openKeyStoreFor(dataDirOf(flags), databaseOf(flags));
+async function runAdminCommand(command: AdminCommand, flags: ParsedFlags): Promise<void> {
+  const database = databaseOf(flags);
+  const dir = dataDirOf(flags);
+  if (database === null) {
+    requireStore(dir, flags.source("data"), command.createsStore ? "keys or new" : "keys");
+  }
+  const store = await openKeyStoreFor(dir, database);
   try {
-    const result = await command.run(store, flags as Flags);
+    const result = await command.run(store, flags);
     if (command.table && !flags.json) printTable(result, command.table);
     else printResult(result, flags.json);
   } finally {

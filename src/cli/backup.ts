@@ -4,16 +4,38 @@
  * @module
  */
 import { backupDataDir, restoreDataDir } from "../store/backup.ts";
-import { dataDirOf, parseFlags, printResult, required } from "./usage.ts";
+import { type CommandDef, DATA_FLAG, JSON_FLAG } from "./flags.ts";
+import { dataDirOf, printResult, required } from "./usage.ts";
 
-/** Copies the stores of `--data` into `--out`, consistent while the server runs. */
-export function runBackup(args: string[]): void {
-  const flags = parseFlags(args, { out: { type: "string" } });
-  printResult(backupDataDir(dataDirOf(flags), required(flags.out, "out")), flags.json);
-}
+/** `backup`: copies the stores of `--data` into `--out`, consistent while the server runs. */
+export const backupCommand: CommandDef = {
+  name: "backup",
+  summary: "copy keys.db and telemetry.db consistently, also while serving",
+  flags: [
+    {
+      name: "out",
+      value: "DIR",
+      required: true,
+      description: "backup directory (its files must not exist)",
+    },
+    DATA_FLAG,
+    JSON_FLAG,
+  ],
+  run(flags) {
+    printResult(backupDataDir(dataDirOf(flags), required(flags, "out")), flags.json);
+  },
+};
 
-/** Copies a backup from `--from` into an empty `--data` directory. */
-export function runRestore(args: string[]): void {
-  const flags = parseFlags(args, { from: { type: "string" } });
-  printResult(restoreDataDir(required(flags.from, "from"), dataDirOf(flags)), flags.json);
-}
+/** `restore`: copies a backup from `--from` into an empty `--data` directory. */
+export const restoreCommand: CommandDef = {
+  name: "restore",
+  summary: "copy a backup into an empty data directory",
+  flags: [
+    { name: "from", value: "DIR", required: true, description: "backup directory" },
+    { ...DATA_FLAG, description: "data directory to restore into (missing or empty)" },
+    JSON_FLAG,
+  ],
+  run(flags) {
+    printResult(restoreDataDir(required(flags, "from"), dataDirOf(flags)), flags.json);
+  },
+};

@@ -5,16 +5,31 @@
  *
  * @module
  */
-import { checkDataFiles } from "../store/file_checks.ts";
-import { dataDirOf, parseFlags, printResult } from "./usage.ts";
+import { ALLOW_EMPTY_STORE_FLAG, checkDataFiles } from "../store/file_checks.ts";
+import { type CommandDef, DATA_FLAG, JSON_FLAG } from "./flags.ts";
+import { requireStore } from "./store_presence.ts";
+import { dataDirOf, printResult } from "./usage.ts";
 
-/** Runs `check`; a problem is one line and exit code 2 (a `DataFileError`). */
-export function runCheck(args: string[]): void {
-  const flags = parseFlags(args, { "allow-empty-store": { type: "boolean" } });
-  const files = checkDataFiles(dataDirOf(flags), {
-    full: true,
-    readOnly: true,
-    allowEmptyStore: flags["allow-empty-store"] ?? false,
-  });
-  printResult({ files }, flags.json);
-}
+/** `check`: a problem is one line and exit code 2 (a `DataFileError`). */
+export const checkCommand: CommandDef = {
+  name: "check",
+  summary: "verify every page of keys.db and telemetry.db and the emptied-store rules",
+  flags: [
+    {
+      name: ALLOW_EMPTY_STORE_FLAG.slice(2),
+      description: "accept an empty keys.db or a missing telemetry.db, as serve would with it",
+    },
+    { ...DATA_FLAG, description: "data directory to verify (refused when it holds no store)" },
+    JSON_FLAG,
+  ],
+  run(flags) {
+    const dir = dataDirOf(flags);
+    requireStore(dir, flags.source("data"), "any");
+    const files = checkDataFiles(dir, {
+      full: true,
+      readOnly: true,
+      allowEmptyStore: flags.on("allow-empty-store"),
+    });
+    printResult({ files }, flags.json);
+  },
+};

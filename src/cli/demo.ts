@@ -1,6 +1,8 @@
 /**
  * `demo`: a demo organization with synthetic telemetry sent through the real
- * ingest path, then served until SIGINT/SIGTERM.
+ * ingest path, then served until SIGINT/SIGTERM. A rerun on the same
+ * directory reuses its "Demo" organization and data, and prints a new API key
+ * (keys are stored as hashes only, so earlier ones cannot be shown again).
  *
  * @module
  */
@@ -9,69 +11,109 @@ import { resolveServeConfig } from "../config.ts";
 import { startServer } from "../http/server.ts";
 import { announce, log } from "../log.ts";
 import { openKeyStoreFor } from "../store/open_stores.ts";
-import { serveFlags, serveFlagSpec, waitForSignal } from "./serve.ts";
-import { parseFlags, UsageError } from "./usage.ts";
+import type { KeyStoreApi } from "../store/stores.ts";
+import type { ParsedFlags } from "./flags.ts";
+import { serveFlags, waitForSignal } from "./serve.ts";
+import { UsageError } from "./usage.ts";
 
-function count(value: string | undefined, flag: string, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  const number = Number(value);
+/** Name of the demo's organization: found again on a rerun. */
+export const DEMO_ORG = "Demo";
+const DEMO_MEMBER = "demo@example.com";
+
+/** The demo's API key and, on a first run, the ingest keys of new actors to send with. */
+interface DemoSetup {
+  apiKey: string;
+  /** Empty when the organization already had actors: its data is served as it is. */
+  ingestKeys: string[];
+}
+
+function count(flags: ParsedFlags, name: string, what: string, max: number): number {
+  const value = flags.text(name)!;
+  const number = value.trim() === "" ? NaN : Number(value);
   if (!Number.isInteger(number) || number < 1 || number > max) {
-    throw new UsageError(`Invalid --${flag}: "${value}" (expected an integer from 1 to ${max})`);
+    throw new UsageError(
+      `Invalid ${what}: ${JSON.stringify(value)} from ${
+        flags.source(name)
+      } (expected a whole number from 1 to ${max})`,
+    );
   }
   return number;
 }
 
-/** Runs the demo: seed, serve, print a key and example requests. */
-export async function runDemo(args: string[]): Promise<void> {
-  const flags = parseFlags(args, {
-    ...serveFlagSpec,
-    actors: { type: "string" },
-    days: { type: "string" },
-  });
-  const actors = count(flags.actors, "actors", 5, 1000);
-  const days = count(flags.days, "days", 30, 400);
-  const config = resolveServeConfig(serveFlags(flags));
+/** Runs the demo: seed (first run only), serve, print a key and example requests. */
+export async function runDemo(flags: ParsedFlags): Promise<void> {
+  const actors = count(flags, "actors", "actor count", 1000);
+  const days = count(flags, "days", "day count", 400);
+  const config = resolveServeConfig({ ...serveFlags(flags.given), data: flags.text("data") });
   const server = await startServer(config);
   try {
     const store = await openKeyStoreFor(config.dataDir, config.database);
-    let apiKey: string;
-    let ingestKeys: string[];
+    let setup: DemoSetup;
     try {
-      const org = await store.createOrg("Demo");
-      const member = await store.addMember(org.id, "demo@example.com");
-      apiKey = (await store.createKey(org.id, member.id, "demo")).key;
-      ingestKeys = [];
-      for (let i = 0; i < actors; i++) {
-        ingestKeys.push((await store.createActor(org.id, `demo-actor-${i + 1}`)).ingest_key);
-      }
+      setup = await setUpDemo(store, actors);
     } finally {
       await store.close();
     }
-    let toolCalls = 0;
-    for (const batch of generateExports({ actors, days, seed: 42, now: new Date() })) {
-      const response = await fetch(`${server.ingestUrl}/v1/logs`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          authorization: `Bearer ${ingestKeys[batch.actor]}`,
-        },
-        body: JSON.stringify(batch.body),
+    if (setup.ingestKeys.length === 0) {
+      log("info", "demo organization found: serving its data as it is", {
+        data: config.dataDir,
+        hint: "remove the data directory for a fresh demo",
       });
-      if (!response.ok) throw new Error(`Demo ingest failed: ${response.status}`);
-      await response.body?.cancel();
-      toolCalls += batch.toolCalls;
+    } else {
+      await sendDemoTelemetry(server.ingestUrl, setup.ingestKeys, days);
     }
-    log("info", "demo telemetry ingested", { actors, days, tool_calls: toolCalls });
     const base = server.queryUrl;
-    announce(`Demo API key: ${apiKey}`);
-    announce(`  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/sessions?limit=5`);
-    announce(`  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/tool-calls?outcome=error`);
+    announce(`Demo API key: ${setup.apiKey}`);
+    announce(`  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/sessions?limit=5`);
     announce(
-      `  curl -s -H "Authorization: Bearer ${apiKey}" ${base}/v1/insights/top-tools?window=30d`,
+      `  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/tool-calls?outcome=error`,
+    );
+    announce(
+      `  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/insights/top-tools?window=30d`,
     );
     announce("Press Ctrl-C to stop.");
     await waitForSignal();
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The "Demo" organization, its member and a new API key; actors with ingest
+ * keys only when the organization has none yet (a first run).
+ */
+async function setUpDemo(store: KeyStoreApi, actors: number): Promise<DemoSetup> {
+  const existing = (await store.listOrgs()).orgs.find((org) => org.name === DEMO_ORG);
+  const org = existing ?? await store.createOrg(DEMO_ORG);
+  const members = existing ? (await store.listMembers(org.id)).members : [];
+  const member = members.find((row) => row.email === DEMO_MEMBER) ??
+    await store.addMember(org.id, DEMO_MEMBER);
+  const apiKey = (await store.createKey(org.id, member.id, "demo")).key;
+  const hasActors = existing !== undefined && (await store.listActors(org.id)).actors.length > 0;
+  const ingestKeys: string[] = [];
+  if (!hasActors) {
+    for (let i = 0; i < actors; i++) {
+      ingestKeys.push((await store.createActor(org.id, `demo-actor-${i + 1}`)).ingest_key);
+    }
+  }
+  return { apiKey, ingestKeys };
+}
+
+async function sendDemoTelemetry(ingestUrl: string, ingestKeys: string[], days: number) {
+  let toolCalls = 0;
+  const actors = ingestKeys.length;
+  for (const batch of generateExports({ actors, days, seed: 42, now: new Date() })) {
+    const response = await fetch(`${ingestUrl}/v1/logs`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${ingestKeys[batch.actor]}`,
+      },
+      body: JSON.stringify(batch.body),
+    });
+    if (!response.ok) throw new Error(`Demo ingest failed: ${response.status}`);
+    await response.body?.cancel();
+    toolCalls += batch.toolCalls;
+  }
+  log("info", "demo telemetry ingested", { actors, days, tool_calls: toolCalls });
 }

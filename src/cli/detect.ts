@@ -6,34 +6,57 @@
  * @module
  */
 import { openRescanner } from "../store/open_stores.ts";
-import { databaseOf, dataDirOf, parseFlags, printResult, UsageError } from "./usage.ts";
+import { type CommandDef, DATA_FLAG, DATABASE_FLAG, JSON_FLAG } from "./flags.ts";
+import { requireStore } from "./store_presence.ts";
+import { databaseOf, dataDirOf, printResult } from "./usage.ts";
 
 const BATCH = 1000;
 
-/** Runs `detect <action>`. */
-export async function runDetect(action: string | undefined, args: string[]): Promise<void> {
-  if (action !== "rescan") {
-    throw new UsageError(`Unknown command: "${`detect ${action ?? ""}`.trim()}"`);
-  }
-  const flags = parseFlags(args, {
-    "keep-secrets": { type: "boolean" },
-    database: { type: "string" },
-  });
-  const store = await openRescanner(dataDirOf(flags), databaseOf(flags), {
-    redactSecrets: !flags["keep-secrets"],
-  });
-  try {
-    let scanned = 0;
-    let after = "";
-    for (;;) {
-      const batch = await store.rescanBatch(after, BATCH);
-      scanned += batch.scanned;
-      if (batch.lastId === null) break;
-      after = batch.lastId;
-      await new Promise((resolve) => setTimeout(resolve, 0));
+/** `detect rescan`: prints how many calls it scanned. */
+export const detectRescanCommand: CommandDef = {
+  name: "detect rescan",
+  summary: "run the current detection rules over every stored tool call",
+  flags: [
+    {
+      name: "keep-secrets",
+      description: "flag secrets but leave stored texts as they are (default: redact them)",
+    },
+    { ...DATA_FLAG, description: "data directory holding telemetry.db (refused when missing)" },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ],
+  async run(flags) {
+    const database = databaseOf(flags);
+    const dir = dataDirOf(flags);
+    if (database === null) {
+      requireStore(dir, flags.source("data"), "any");
+      // A store that has received no telemetry yet: nothing to scan, nothing to create.
+      if (!exists(`${dir}/telemetry.db`)) return printResult({ scanned: 0 }, flags.json);
     }
-    printResult({ scanned }, flags.json);
-  } finally {
-    await store.close();
+    const store = await openRescanner(dir, database, { redactSecrets: !flags.on("keep-secrets") });
+    try {
+      let scanned = 0;
+      let after = "";
+      for (;;) {
+        const batch = await store.rescanBatch(after, BATCH);
+        scanned += batch.scanned;
+        if (batch.lastId === null) break;
+        after = batch.lastId;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      printResult({ scanned }, flags.json);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
   }
 }

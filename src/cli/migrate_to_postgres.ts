@@ -10,21 +10,42 @@
 import { UserInputError } from "../errors.ts";
 import { log } from "../log.ts";
 import { copyDataDirToPostgres, type CopyProgress } from "../store/postgres/copy_from_sqlite.ts";
-import { databaseOf, dataDirOf, parseFlags, printResult, UsageError } from "./usage.ts";
+import { type CommandDef, DATA_FLAG, DATABASE_FLAG, JSON_FLAG, type ParsedFlags } from "./flags.ts";
+import { databaseOf, dataDirOf, printResult, UsageError } from "./usage.ts";
 
 const DEFAULT_BATCH = 1000;
 const MAX_BATCH = 50_000;
 /** Seconds between progress lines of one table. */
 const PROGRESS_EVERY = 2;
 
-/** Runs `migrate-to-postgres`. */
-export async function runMigrateToPostgres(args: string[]): Promise<void> {
-  const flags = parseFlags(args, { database: { type: "string" }, batch: { type: "string" } });
+/** `migrate-to-postgres`. */
+export const migrateToPostgresCommand: CommandDef = {
+  name: "migrate-to-postgres",
+  summary: "copy a data directory into PostgreSQL; idempotent and resumable",
+  details: [
+    "Progress goes to stderr, the result to stdout. Ctrl-C stops after the current batch",
+    "(exit code 2); the next run continues from there.",
+  ],
+  flags: [
+    { ...DATABASE_FLAG, required: true, description: "PostgreSQL store to copy into" },
+    {
+      name: "batch",
+      value: "N",
+      default: String(DEFAULT_BATCH),
+      description: `rows copied per batch, 1 to ${MAX_BATCH}`,
+    },
+    { ...DATA_FLAG, description: "data directory to copy from" },
+    JSON_FLAG,
+  ],
+  run: runMigrateToPostgres,
+};
+
+async function runMigrateToPostgres(flags: ParsedFlags): Promise<void> {
   const url = databaseOf(flags);
   if (url === null) {
     throw new UsageError("Missing required flag: --database (or AGENT_TELEMETRY_DATABASE_URL)");
   }
-  const batchSize = batchOf(flags.batch);
+  const batchSize = batchOf(flags.text("batch"), flags.source("batch"));
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   Deno.addSignalListener("SIGINT", onSignal);
@@ -61,12 +82,14 @@ function fields(progress: CopyProgress) {
   };
 }
 
-function batchOf(value: string | undefined): number {
+function batchOf(value: string | undefined, source: string): number {
   if (value === undefined) return DEFAULT_BATCH;
-  const batch = Number(value);
+  const batch = value.trim() === "" ? NaN : Number(value);
   if (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH) {
     throw new UsageError(
-      `Invalid --batch: "${value}" (expected an integer from 1 to ${MAX_BATCH})`,
+      `Invalid batch size: ${
+        JSON.stringify(value)
+      } from ${source} (expected a whole number of rows from 1 to ${MAX_BATCH})`,
     );
   }
   return batch;

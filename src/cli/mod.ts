@@ -1,77 +1,111 @@
 /**
- * The command line (DESIGN §3): dispatches to `serve`, `demo`, `version` and
- * the admin commands. Usage and configuration errors print one line and exit 2.
+ * The command line (DESIGN §3): finds the command in the table
+ * (`commands.ts`), answers `--help`/`-h` from its flag table, parses and runs
+ * it. Usage, configuration and data-directory errors print one line on stderr
+ * and exit 2; with `--json` that line is `{"error":{"code","message"}}`.
  *
  * @module
  */
+import { ConfigError } from "../config.ts";
 import { UserInputError } from "../errors.ts";
-import { VERSION } from "../version.ts";
-import { SERVICE_NAME } from "../api/ping.ts";
-import { adminCommandNames, isAdminGroup, runAdminCommand } from "./admin.ts";
-import { runBackup, runRestore } from "./backup.ts";
-import { runCheck } from "./check.ts";
-import { runDetect } from "./detect.ts";
-import { runMigrateToPostgres } from "./migrate_to_postgres.ts";
-import { runServe } from "./serve.ts";
-import { parseFlags, printResult, UsageError } from "./usage.ts";
+import { DataFileError } from "../store/file_checks.ts";
+import { commandGroups, COMMANDS } from "./commands.ts";
+import { type CommandDef, parseCommandFlags, wantsHelp } from "./flags.ts";
+import { commandHelpText, groupHelpText, usageText } from "./help.ts";
+import { UsageError } from "./usage.ts";
 
-const USAGE = `Usage: agent-telemetry <command> [flags]
-
-Commands:
-  serve [--listen H:P] [--ingest-listen H:P] [--grpc-listen H:P|off] [--tls-cert F --tls-key F]
-        [--query-timeout-ms N] [--ingest-max-bytes N] [--keep-secrets]
-        [--readonly] [--allow-empty-store] [--metrics-token T]
-  demo [--actors N] [--days D] [serve flags]
-${adminCommandNames.map((name) => `  ${name}`).join("\n")}
-  detect rescan [--keep-secrets]
-  check                  verify every page of keys.db and telemetry.db
-  backup --out DIR
-  restore --from DIR
-  migrate-to-postgres --database URL [--batch N]
-  version
-
-Every command takes --data DIR (default ./data, env AGENT_TELEMETRY_DATA) and --json.`;
+/** What the command line resolved `args` to. */
+type Invocation =
+  | { kind: "command"; command: CommandDef; args: string[] }
+  | { kind: "help"; text: string }
+  | { kind: "usage" };
 
 /** Runs the command line; resolves with the exit code. */
 export async function runCli(args: string[]): Promise<number> {
-  const [command, action, ...rest] = args;
   restrictNewFiles();
+  const json = wantsJson(args);
   try {
-    if (command === undefined || command === "help" || command === "--help") {
-      printUsage();
-      return command === undefined ? 2 : 0;
+    const invocation = resolve(args);
+    if (invocation.kind === "usage") {
+      printTo("stderr", usageText(COMMANDS));
+      return 2;
     }
-    if (command === "serve") {
-      await runServe(args.slice(1));
-    } else if (command === "demo") {
-      const { runDemo } = await import("./demo.ts");
-      await runDemo(args.slice(1));
-    } else if (command === "detect") {
-      await runDetect(action, rest);
-    } else if (command === "check") {
-      runCheck(args.slice(1));
-    } else if (command === "backup") {
-      runBackup(args.slice(1));
-    } else if (command === "restore") {
-      runRestore(args.slice(1));
-    } else if (command === "migrate-to-postgres") {
-      await runMigrateToPostgres(args.slice(1));
-    } else if (command === "version") {
-      const flags = parseFlags(args.slice(1), {});
-      printResult({ service: SERVICE_NAME, version: VERSION }, flags.json);
-    } else if (isAdminGroup(command)) {
-      await runAdminCommand(command, action, rest);
-    } else {
-      throw new UsageError(`Unknown command: "${command}" (see agent-telemetry help)`);
+    if (invocation.kind === "help") {
+      printTo("stdout", invocation.text);
+      return 0;
     }
+    const { command, args: rest } = invocation;
+    await command.run(parseCommandFlags(command, rest));
     return 0;
   } catch (error) {
     if (error instanceof UserInputError) {
-      printError(error.message);
+      printError(json, errorCode(error), error.message);
       return 2;
     }
-    throw error;
+    if (!json) throw error;
+    printError(json, "internal", error instanceof Error ? error.message : String(error));
+    return 1;
   }
+}
+
+/** Finds the command (one or two words), or the help asked for. */
+function resolve(args: string[]): Invocation {
+  const [first, second] = args;
+  if (first === undefined) return { kind: "usage" };
+  if (first === "help" || first === "--help" || first === "-h") {
+    const topic = args.slice(1).filter((arg) => !arg.startsWith("-"));
+    return { kind: "help", text: topic.length ? helpFor(topic) : usageText(COMMANDS) };
+  }
+  const groups = commandGroups();
+  const members = groups.get(first);
+  if (members) {
+    const command = members.find((member) => member.name === `${first} ${second}`);
+    if (command) return commandOrHelp(command, args.slice(2));
+    if (second === undefined || wantsHelp([second])) {
+      if (second !== undefined) return { kind: "help", text: groupHelpText(first, members) };
+      throw new UsageError(
+        `Missing subcommand: ${first} ${
+          members.map((member) => member.name.split(" ")[1]).join("|")
+        } (see agent-telemetry ${first} --help)`,
+      );
+    }
+    throw new UsageError(
+      `Unknown command: "${first} ${second}" (see agent-telemetry ${first} --help)`,
+    );
+  }
+  const command = COMMANDS.find((candidate) => candidate.name === first);
+  if (command) return commandOrHelp(command, args.slice(1));
+  throw new UsageError(`Unknown command: "${first}" (see agent-telemetry --help)`);
+}
+
+function commandOrHelp(command: CommandDef, args: string[]): Invocation {
+  return wantsHelp(args)
+    ? { kind: "help", text: commandHelpText(command) }
+    : { kind: "command", command, args };
+}
+
+/** `help org create`, `help org`, `help serve`. */
+function helpFor(topic: string[]): string {
+  const name = topic.slice(0, 2).join(" ");
+  const command = COMMANDS.find((candidate) => candidate.name === name) ??
+    COMMANDS.find((candidate) => candidate.name === topic[0]);
+  if (command) return commandHelpText(command);
+  const members = commandGroups().get(topic[0]!);
+  if (members) return groupHelpText(topic[0]!, members);
+  throw new UsageError(`Unknown command: "${name}" (see agent-telemetry --help)`);
+}
+
+/** `--json` anywhere before a `--`: errors, too, are then one JSON object. */
+function wantsJson(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).includes("--json");
+}
+
+/** The `code` of a JSON error: what kind of input to fix. */
+function errorCode(error: UserInputError): string {
+  if (error instanceof DataFileError) return "data_unusable";
+  if (error instanceof UsageError || error instanceof ConfigError) return "invalid_argument";
+  return "rejected";
 }
 
 /**
@@ -82,12 +116,15 @@ function restrictNewFiles(): void {
   if (Deno.build.os !== "windows") Deno.umask(0o077);
 }
 
-function printUsage(): void {
+function printTo(stream: "stdout" | "stderr", text: string): void {
   // deno-lint-ignore no-console
-  console.log(USAGE);
+  (stream === "stdout" ? console.log : console.error)(text);
 }
 
-function printError(message: string): void {
-  // deno-lint-ignore no-console
-  console.error(`error: ${message}`);
+/** One line on stderr: `error: …`, or with `--json` one JSON object. */
+function printError(json: boolean, code: string, message: string): void {
+  printTo(
+    "stderr",
+    json ? JSON.stringify({ error: { code, message } }) : `error: ${message}`,
+  );
 }

@@ -4,71 +4,69 @@
  *
  * @module
  */
-import { type ListenAddress, resolveServeConfig, type ServeFlags } from "../config.ts";
+import {
+  type ListenAddress,
+  resolveServeConfig,
+  SERVE_SETTINGS,
+  type ServeFlags,
+  serveSettingDefault,
+  settingEntries,
+} from "../config.ts";
 import { UserInputError } from "../errors.ts";
 import { startServer } from "../http/server.ts";
 import { log } from "../log.ts";
-import { parseFlags } from "./usage.ts";
+import { type CommandDef, type FlagDef, JSON_FLAG, type ParsedFlags } from "./flags.ts";
 
-const text = { type: "string" } as const;
+/**
+ * The flags of `serve`, one per configuration setting (`SERVE_SETTINGS`):
+ * the same table validates them, so help lists exactly what is accepted.
+ * Environment variables and defaults are applied by `resolveServeConfig`.
+ */
+export const serveFlagDefs: readonly FlagDef[] = settingEntries().map(([key, setting]) => ({
+  name: setting.flag,
+  value: setting.value,
+  env: setting.env,
+  default: serveSettingDefault(key),
+  description: setting.description,
+}));
 
-/** Flags of `serve`, mapped to configuration keys. */
-export const serveFlagSpec = {
-  database: text,
-  listen: text,
-  "ingest-listen": text,
-  "grpc-listen": text,
-  "metrics-token": text,
-  "tls-cert": text,
-  "tls-key": text,
-  "query-timeout-ms": text,
-  "ingest-max-bytes": text,
-  "reader-threads": text,
-  "max-queued-queries": text,
-  "keep-secrets": { type: "boolean" },
-  readonly: { type: "boolean" },
-  "allow-empty-store": { type: "boolean" },
-  "log-level": text,
-  "retention-days": text,
-  "max-disk-bytes": text,
-} as const;
+/** Flags of `serve` as `parseArgs` takes them. */
+export const serveFlagSpec = Object.fromEntries(
+  settingEntries().map(([, setting]) => [
+    setting.flag,
+    { type: setting.value === undefined ? "boolean" : "string" },
+  ]),
+) as Record<string, { type: "string" | "boolean" }>;
 
-/** Configuration flags out of parsed `serve` flags. */
-export function serveFlags(values: Record<string, string | boolean | undefined>): ServeFlags {
+/** Configuration flags out of parsed `serve` flags (given on the command line only). */
+export function serveFlags(
+  values: Readonly<Record<string, string | boolean | undefined>>,
+): ServeFlags {
   const flags: ServeFlags = {};
-  const map: Record<string, keyof ServeFlags> = {
-    data: "data",
-    database: "database",
-    listen: "listen",
-    "ingest-listen": "ingestListen",
-    "grpc-listen": "grpcListen",
-    "metrics-token": "metricsToken",
-    "tls-cert": "tlsCert",
-    "tls-key": "tlsKey",
-    "query-timeout-ms": "queryTimeoutMs",
-    "ingest-max-bytes": "ingestMaxBytes",
-    "reader-threads": "readerThreads",
-    "max-queued-queries": "maxQueuedQueries",
-    "keep-secrets": "keepSecrets",
-    readonly: "readOnly",
-    "allow-empty-store": "allowEmptyStore",
-    "log-level": "logLevel",
-    "retention-days": "retentionDays",
-    "max-disk-bytes": "maxDiskBytes",
-  };
-  for (const [flag, key] of Object.entries(map)) {
-    const value = values[flag];
+  for (const [key, setting] of settingEntries()) {
+    const value = values[setting.flag];
     if (value !== undefined) flags[key] = value;
   }
   return flags;
 }
 
-/** Runs the server until SIGINT or SIGTERM. */
-export async function runServe(args: string[]): Promise<void> {
-  const values = parseFlags(args, serveFlagSpec);
-  const config = resolveServeConfig(serveFlags(values));
-  requirePortFree(config.listen, "--listen");
-  requirePortFree(config.ingestListen, "--ingest-listen");
+/** `serve`: both listeners until SIGINT or SIGTERM. */
+export const serveCommand: CommandDef = {
+  name: "serve",
+  summary: "serve the query API and the OTLP ingest listeners",
+  details: [
+    "Flags win over environment variables, which win over defaults. A bad value prints one",
+    "line and exits with code 2, creating nothing. A switch's variable takes 1, true, yes or on",
+    "(0, false, no, off or empty for off). Logs are JSON lines on stderr.",
+  ],
+  flags: [...serveFlagDefs, JSON_FLAG],
+  run: runServe,
+};
+
+async function runServe(flags: ParsedFlags): Promise<void> {
+  const config = resolveServeConfig(serveFlags(flags.given));
+  requirePortFree(config.listen, `--${SERVE_SETTINGS.listen.flag}`);
+  requirePortFree(config.ingestListen, `--${SERVE_SETTINGS.ingestListen.flag}`);
   const server = await startServer(config);
   await waitForSignal();
   log("info", "shutting down: finishing in-flight requests");

@@ -1,12 +1,13 @@
 /**
- * Command-line parsing shared by the commands: flags via `node:util`'s
- * strict `parseArgs`, one-line usage errors, and output as JSON or text.
+ * Command-line plumbing shared by the commands: the usage error, the
+ * database URL of `--database`, and output as JSON or text.
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import { announce } from "../log.ts";
 import { UserInputError } from "../errors.ts";
+import type { ParsedFlags } from "./flags.ts";
 
 /** A bad invocation: printed as one line, exit code 2. */
 export class UsageError extends UserInputError {
@@ -16,7 +17,11 @@ export class UsageError extends UserInputError {
 /** Flag types as `parseArgs` takes them. */
 export type FlagSpec = Record<string, { type: "string" | "boolean" }>;
 
-/** Parses flags strictly: unknown flags and stray arguments are usage errors. */
+/**
+ * Parses a bare flag spec strictly, with `--data` and `--json`; the commands
+ * themselves parse through their tables (`parseCommandFlags`), this serves
+ * callers that hold only a spec, such as `serveFlagSpec` in tests.
+ */
 export function parseFlags<S extends FlagSpec>(args: string[], spec: S) {
   try {
     return parseArgs({
@@ -33,29 +38,33 @@ export function parseFlags<S extends FlagSpec>(args: string[], spec: S) {
   }
 }
 
-/** A required flag's value. */
-export function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === "") throw new UsageError(`Missing required flag: --${flag}`);
-  return value;
-}
-
-/** The data directory: `--data`, else `AGENT_TELEMETRY_DATA`, else `./data`. */
-export function dataDirOf(flags: { data?: string }): string {
-  return flags.data ?? Deno.env.get("AGENT_TELEMETRY_DATA") ?? "./data";
-}
-
 /**
  * The PostgreSQL store, when one is named: `--database`, else
  * `AGENT_TELEMETRY_DATABASE_URL`; null for the embedded files of the data directory.
  */
-export function databaseOf(flags: { database?: string }): string | null {
-  const url = flags.database ?? Deno.env.get("AGENT_TELEMETRY_DATABASE_URL") ?? null;
+export function databaseOf(flags: ParsedFlags): string | null {
+  const url = flags.text("database") ?? null;
   if (url !== null && !/^postgres(ql)?:\/\/\S+$/.test(url)) {
+    const shown = url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, "$1***@");
     throw new UsageError(
-      `Invalid database URL: ${JSON.stringify(url)} (expected postgres://USER@HOST:PORT/DB)`,
+      `Invalid database URL: ${JSON.stringify(shown)} from ${
+        flags.source("database")
+      } (expected postgres://USER@HOST:PORT/DB)`,
     );
   }
   return url;
+}
+
+/** The data directory a command works on: `--data`, else its variable, else its default. */
+export function dataDirOf(flags: ParsedFlags): string {
+  return flags.text("data") ?? "./data";
+}
+
+/** A required flag's value (presence is checked when parsing). */
+export function required(flags: ParsedFlags, name: string): string {
+  const value = flags.text(name);
+  if (value === undefined || value === "") throw new UsageError(`Missing required flag: --${name}`);
+  return value;
 }
 
 /** Prints a result: one JSON object with `--json`, else `key: value` lines. */
