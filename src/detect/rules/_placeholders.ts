@@ -52,4 +52,6 @@ export const codeValues: RegExp[] = [
   // paths and URLs
   /^(?:[a-z][a-z0-9+.-]*:\/\/|\.{0,2}\/|~\/)/i,
   /^(?:true|false|null|none|nil|undefined)$/i,
+  // text in another script (a localized message under a `pass` key): secrets are ASCII
+  /[^\x00-\x7F]/,
 ];

@@ -516,7 +516,7 @@ export const credentialRules: CredentialRule[] = [
     label: "telegram_bot_token",
     keywords: [":a"],
     // bot id, `:`, 35 characters (AA… in practice)
-    pattern: /\b(\d{8,10}:A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])/,
+    pattern: /\b(\d{5,16}:A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])/,
     names: ["telegram"],
     strictFormat: true,
   },
@@ -789,7 +789,7 @@ export const credentialRules: CredentialRule[] = [
     kind: "credential_detected",
     label: "clojars_token",
     keywords: ["clojars_"],
-    pattern: /\b(CLOJARS_[a-z0-9]{60})(?![a-z0-9])/,
+    pattern: /\b(CLOJARS_[a-z0-9]{60,70})(?![a-z0-9])/,
   },
   {
     id: "cloudflare-origin-ca-key",
