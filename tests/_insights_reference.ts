@@ -12,6 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { type Analytics, openAnalytics } from "../src/analytics/mod.ts";
 import { ServiceMetrics } from "../src/http/metrics.ts";
 import { ActorNames } from "../src/api/actor_names.ts";
+import { insightRoutes } from "../src/api/insights.ts";
 import { createQueryApp } from "../src/http/query_app.ts";
 import type {
   DecisionEvent,
@@ -702,7 +703,7 @@ export async function startInsightsEnv(
       logError: (error) => {
         errors.push(error);
       },
-      routes: analytics.routes,
+      routes: insightRoutes(analytics),
     });
   let handler = app();
   const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();

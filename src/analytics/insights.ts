@@ -1,14 +1,12 @@
 /**
  * `/v1/insights/*` (spec §2.11, §4.8–4.14): one definition per insight — its
  * SQL (`sql/insights/<name>.sql`) and the fields of its summary, series and
- * breakdown — and the handlers that run it on the DuckDB replica.
+ * breakdown — and how it runs on the DuckDB replica. The routes that serve
+ * them are `src/api/insights.ts`.
  *
  * @module
  */
 import { roundStat, roundUsd } from "../round.ts";
-import type { ApiHandler } from "../api/context.ts";
-import { jsonResponse } from "../http/responses.ts";
-import type { Route } from "../http/router.ts";
 import { QueryTimeoutError } from "../errors.ts";
 import { parseNamedSql } from "../store/named_sql.ts";
 import { formatTimestamp } from "../time.ts";
@@ -19,13 +17,7 @@ import outliersSql from "../../sql/insights/outliers.sql" with { type: "text" };
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import type { ReplicaRow, ReplicaStatement } from "./replica.ts";
-import {
-  bucketParams,
-  type InsightWindow,
-  insightWindow,
-  parseInsightParams,
-  windowObject,
-} from "./window.ts";
+import { bucketParams, type InsightWindow, windowObject } from "./window.ts";
 
 /** The insights, by their path segment. */
 export type InsightName = "activity" | "top-tools" | "outliers" | "cost" | "risk" | "domains";
@@ -288,23 +280,4 @@ async function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The six insight routes over an analytics engine. */
-export function insightRoutes(engine: InsightEngine): Route<ApiHandler>[] {
-  return INSIGHT_NAMES.map((name) => ({
-    pattern: `/v1/insights/${name}`,
-    handler: async ({ url, orgId }) => {
-      const { window, granularity } = parseInsightParams(url.searchParams);
-      const now = Date.now();
-      const body = await runInsight(
-        engine,
-        name,
-        orgId,
-        insightWindow(window, granularity, now),
-        now + engine.timeoutMs,
-      );
-      return jsonResponse(body);
-    },
-  }));
 }

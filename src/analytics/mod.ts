@@ -1,22 +1,14 @@
 /**
  * Insights on DuckDB: the analytics replica of the telemetry store
- * (`telemetry.db` or PostgreSQL) and the `/v1/insights/*` routes that read
- * it. The replica's initial build runs in the background, so the server
- * answers list endpoints meanwhile; insight requests wait for it.
+ * (`telemetry.db` or PostgreSQL) and the insights it answers (served by
+ * `src/api/insights.ts`). The replica's initial build runs in the background,
+ * so the server answers list endpoints meanwhile; insight requests wait for it.
  *
  * @module
  */
-import type { ApiHandler } from "../api/context.ts";
-import type { Route } from "../http/router.ts";
 import { log } from "../log.ts";
 import { directoryWritable } from "../store/sqlite/database.ts";
-import {
-  type InsightBody,
-  type InsightEngine,
-  type InsightName,
-  insightRoutes,
-  runInsight,
-} from "./insights.ts";
+import { type InsightBody, type InsightEngine, type InsightName, runInsight } from "./insights.ts";
 import {
   type CatchUpStats,
   Replica,
@@ -27,7 +19,13 @@ import type { InsightWindow } from "./window.ts";
 
 export { INSIGHT_NAMES, type InsightBody, type InsightName } from "./insights.ts";
 export { runSqliteInsight } from "./sqlite_insights.ts";
-export { type Granularity, type InsightWindow, insightWindow, type WindowName } from "./window.ts";
+export {
+  type Granularity,
+  type InsightWindow,
+  insightWindow,
+  isWindowName,
+  type WindowName,
+} from "./window.ts";
 export { type CatchUpStats, REPLICA_SCHEMA_VERSION, type ReplicaSourceSpec } from "./replica.ts";
 
 /** Options of {@link openAnalytics}. */
@@ -44,16 +42,14 @@ export interface AnalyticsOptions {
 
 /** The open analytics service. */
 export interface Analytics {
-  /** `/v1/insights/*`, to assemble with the other query routes. */
-  routes: Route<ApiHandler>[];
   /** Brings the replica up to what the telemetry store holds now (shared by concurrent callers). */
   catchUp(): Promise<void>;
   /** Settles when the initial build (or catch-up) at open is done; rejects if it failed. */
   ready: Promise<void>;
   /**
-   * Runs one insight for one organization and window as its endpoint does
-   * (catch-up first, same time limit) and returns the response body; for the
-   * benchmark, beside `runSqliteInsight`.
+   * Runs one insight for one organization and window (catch-up first, within
+   * the query time limit) and returns the response body: what its endpoint
+   * serves, and the benchmark measures beside `runSqliteInsight`.
    */
   insight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
   /** Figures of the last catch-up that copied rows (for logs and the benchmark). */
@@ -99,7 +95,6 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     read: (statements, deadline) => replica.read(statements, deadline),
   };
   return {
-    routes: insightRoutes(engine),
     catchUp,
     ready,
     insight: (name, orgId, window) =>

@@ -26,9 +26,9 @@ import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" 
 import { log } from "../log.ts";
 import { QueryTimeoutError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
+import { PostgresReplicaSource } from "./postgres_source.ts";
 import {
   NO_PROGRESS,
-  openReplicaSource,
   type ReplicaBatch,
   ReplicaClosedError,
   type ReplicaProgress,
@@ -38,6 +38,7 @@ import {
   type ReplicaTarget,
   type SourceRow,
 } from "./replica_source.ts";
+import { SqliteReplicaSource } from "./sqlite_source.ts";
 
 export { ReplicaClosedError, type ReplicaSourceSpec } from "./replica_source.ts";
 
@@ -809,3 +810,10 @@ function errorText(error: unknown): string {
 }
 
 function noop(): void {}
+
+/** Opens the source `spec` names. */
+function openReplicaSource(spec: ReplicaSourceSpec): Promise<ReplicaSource> {
+  return spec.engine === "sqlite"
+    ? Promise.resolve(SqliteReplicaSource.open(spec.path))
+    : PostgresReplicaSource.open(spec.url);
+}

@@ -2,13 +2,11 @@
  * The sources an analytics replica copies telemetry from: `telemetry.db`
  * (SQLite) or a PostgreSQL database (DESIGN §8). A source reads what changed
  * since the replica's recorded progress and writes it through a
- * {@link ReplicaTarget}, which owns the DuckDB side.
+ * {@link ReplicaTarget}, which owns the DuckDB side. This file holds what
+ * both sources share and imports neither; `replica.ts` opens the one a spec names.
  *
  * @module
  */
-import { PostgresReplicaSource } from "./postgres_source.ts";
-import { SqliteReplicaSource } from "./sqlite_source.ts";
-
 /** Where a replica copies telemetry from. */
 export type ReplicaSourceSpec =
   | { engine: "sqlite"; path: string }
@@ -86,11 +84,4 @@ export interface ReplicaSource {
 /** The replica is closed (or closing): no more catch-ups or reads. */
 export class ReplicaClosedError extends Error {
   override name = "ReplicaClosedError";
-}
-
-/** Opens the source `spec` names. */
-export function openReplicaSource(spec: ReplicaSourceSpec): Promise<ReplicaSource> {
-  return spec.engine === "sqlite"
-    ? Promise.resolve(SqliteReplicaSource.open(spec.path))
-    : PostgresReplicaSource.open(spec.url);
 }

@@ -1,12 +1,10 @@
 /**
- * The insight window (spec §4.8, DESIGN §6): `window` and `granularity`
- * parameters, case-insensitive, with the spec's messages; the window ends at
- * the request time (exclusive) and starts N days earlier (inclusive).
+ * The insight window (spec §4.8, DESIGN §6): it ends at the request time
+ * (exclusive) and starts N days earlier (inclusive), in daily or weekly
+ * buckets. The query parameters that choose it are read by `src/api/insights.ts`.
  *
  * @module
  */
-import { z } from "zod";
-import { firstValues, parseParams } from "../api/params.ts";
 import { formatTimestamp } from "../time.ts";
 
 const DAY_MS = 86_400_000;
@@ -29,48 +27,9 @@ export interface InsightWindow {
   end: number;
 }
 
-const windowParam = z.string().optional().transform((raw, ctx): WindowName => {
-  if (raw === undefined) return "7d";
-  const value = raw.toLowerCase();
-  if (!Object.hasOwn(WINDOW_DAYS, value)) {
-    ctx.addIssue({
-      code: "custom",
-      message: `invalid window: ${JSON.stringify(raw)} (allowed: 7d, 30d, 90d)`,
-    });
-    return z.NEVER;
-  }
-  return value as WindowName;
-});
-
-const granularityParam = z.string().optional().transform((raw, ctx): Granularity => {
-  if (raw === undefined) return "daily";
-  const value = raw.toLowerCase();
-  if (value !== "daily" && value !== "weekly") {
-    ctx.addIssue({
-      code: "custom",
-      message: `invalid granularity: ${JSON.stringify(raw)} (allowed: daily, weekly)`,
-    });
-    return z.NEVER;
-  }
-  return value;
-});
-
-const insightQuery = z.object({ window: windowParam, granularity: granularityParam })
-  .superRefine((query, ctx) => {
-    if (query.window === "7d" && query.granularity === "weekly") {
-      ctx.addIssue({
-        code: "custom",
-        message:
-          "granularity not allowed for this window: weekly is only valid for 30d/90d windows",
-      });
-    }
-  });
-
-/** Reads `window` and `granularity` from a query string; a bad value is a 400. */
-export function parseInsightParams(
-  search: URLSearchParams,
-): { window: WindowName; granularity: Granularity } {
-  return parseParams(insightQuery, firstValues(search));
+/** Whether `value` is an allowed `window`, canonical (lower case). */
+export function isWindowName(value: string): value is WindowName {
+  return Object.hasOwn(WINDOW_DAYS, value);
 }
 
 /** The window of a request made at `now` (epoch ms). */

@@ -12,6 +12,7 @@ import { dataPaths } from "../store/sqlite/data_dir.ts";
 import { openStores } from "../store/open_stores.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
+import { insightRoutes } from "../api/insights.ts";
 import type { RetentionResult } from "../store/stores.ts";
 import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
@@ -104,7 +105,7 @@ export async function startServer(
     metrics,
     readiness,
     logError,
-    routes: [...analytics.routes, ...(overrides.routes ?? [])],
+    routes: [...insightRoutes(analytics), ...(overrides.routes ?? [])],
   });
   const ingestApp = createIngestApp({
     keys,
