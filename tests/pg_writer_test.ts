@@ -16,7 +16,7 @@ import type {
   ToolCallEvent,
 } from "../src/ingest/types.ts";
 import { dataPaths, openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
-import type { IngestSummary, Sender } from "../src/store/ingest_batch.ts";
+import type { IngestSummary, Sender } from "../src/store/stores.ts";
 import { connectPostgres, type Sql } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
 import { PgTelemetryWriter } from "../src/store/postgres/telemetry_writer.ts";

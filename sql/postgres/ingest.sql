@@ -1,7 +1,9 @@
 -- Statements of the PostgreSQL ingest write path (src/store/postgres/telemetry_writer.ts):
 -- one transaction per export request. It locks the touched sessions, reads what
 -- the batch depends on, then writes each table in one statement over arrays
--- (unnest), whatever the batch's size.
+-- (unnest), whatever the batch's size. {{<table>.columns}} and {{<table>.params}}
+-- stand for the table's column list and one typed array parameter per column
+-- (src/store/table_columns.ts).
 
 -- Transaction-scoped advisory locks on the batch's sessions, taken in the
 -- order of the array (sorted by the caller), so writers never deadlock.
@@ -28,8 +30,8 @@ SELECT session_id, provider_name FROM sessions WHERE org_id = $1 AND session_id 
 SELECT id FROM model_calls WHERE id = ANY($1::text[]);
 
 -- name: insert_sessions
-INSERT INTO sessions (org_id, session_id, seq, actor_id, agent_system, agent_version)
-SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+INSERT INTO sessions ({{sessions.columns}})
+SELECT * FROM unnest({{sessions.params}})
 ON CONFLICT (org_id, session_id) DO NOTHING;
 
 -- name: upsert_decisions
@@ -64,49 +66,22 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]);
 DELETE FROM tool_calls WHERE id = ANY($1::text[]);
 
 -- name: insert_tool_calls
-INSERT INTO tool_calls (
-  id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type, category, outcome,
-  duration_ms, result_size_bytes, agent_system, agent_version, model, error_message, error_type,
-  decision, decision_source, prompt_id, agent_name, provider_name, tool_call_id, tool_use_id,
-  tool_description, source, arguments, result, mcp_server_name, mcp_server_scope, os_type,
-  host_arch, terminal_type, cwd, trace_id, span_id
-)
-SELECT * FROM unnest(
-  $1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-  $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::text[], $14::text[],
-  $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
-  $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[], $28::text[],
-  $29::text[], $30::text[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[],
-  $36::text[]
-);
+INSERT INTO tool_calls ({{tool_calls.columns}})
+SELECT * FROM unnest({{tool_calls.params}});
 
 -- name: insert_risk_flags
-INSERT INTO risk_flags (
-  call_id, flag, org_id, seq, session_id, ts, tool_call_id, tool_name, evidence
-)
-SELECT * FROM unnest(
-  $1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
-  $8::text[], $9::text[]
-)
+INSERT INTO risk_flags ({{risk_flags.columns}})
+SELECT * FROM unnest({{risk_flags.params}})
 ON CONFLICT DO NOTHING;
 
 -- name: insert_domain_hits
-INSERT INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts)
-SELECT * FROM unnest(
-  $1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::bigint[]
-)
+INSERT INTO domain_hits ({{domain_hits.columns}})
+SELECT * FROM unnest({{domain_hits.params}})
 ON CONFLICT DO NOTHING;
 
 -- name: insert_model_calls
-INSERT INTO model_calls (
-  id, org_id, seq, session_id, actor_id, ts, agent_system, provider_name, model, input_tokens,
-  output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, duration_ms
-)
-SELECT * FROM unnest(
-  $1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-  $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
-  $14::float8[], $15::bigint[]
-);
+INSERT INTO model_calls ({{model_calls.columns}})
+SELECT * FROM unnest({{model_calls.params}});
 
 -- name: set_session_providers
 UPDATE sessions AS s SET seq = p.seq, provider_name = p.provider_name

@@ -1,4 +1,6 @@
 -- Statements of the ingest write path (one transaction per export request).
+-- {{<table>.columns}} and {{<table>.params}} stand for the table's column list
+-- and one placeholder per column (src/store/table_columns.ts).
 
 -- name: read_seq
 SELECT value FROM counters WHERE name = 'seq';
@@ -10,16 +12,7 @@ UPDATE counters SET value = ? WHERE name = 'seq';
 SELECT outcome, source, trace_id, span_id FROM tool_calls WHERE id = ?;
 
 -- name: insert_tool_call
-INSERT INTO tool_calls (
-  id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type, category, outcome,
-  duration_ms, result_size_bytes, agent_system, agent_version, model, error_message, error_type,
-  decision, decision_source, prompt_id, agent_name, provider_name, tool_call_id, tool_use_id,
-  tool_description, source, arguments, result, mcp_server_name, mcp_server_scope, os_type,
-  host_arch, terminal_type, cwd, trace_id, span_id
-) VALUES (
-  ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-  ?, ?, ?, ?
-);
+INSERT INTO tool_calls ({{tool_calls.columns}}) VALUES ({{tool_calls.params}});
 
 -- name: delete_tool_call
 DELETE FROM tool_calls WHERE id = ?;
@@ -43,16 +36,13 @@ ON CONFLICT (org_id, session_id, tool_call_id)
 DO UPDATE SET decision = excluded.decision, decision_source = excluded.decision_source;
 
 -- name: insert_risk_flag
-INSERT OR IGNORE INTO risk_flags (
-  call_id, flag, org_id, seq, session_id, ts, tool_call_id, tool_name, evidence
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT OR IGNORE INTO risk_flags ({{risk_flags.columns}}) VALUES ({{risk_flags.params}});
 
 -- name: delete_risk_flags
 DELETE FROM risk_flags WHERE call_id = ?;
 
 -- name: insert_domain_hit
-INSERT OR IGNORE INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts)
-VALUES (?, ?, ?, ?, ?, ?, ?);
+INSERT OR IGNORE INTO domain_hits ({{domain_hits.columns}}) VALUES ({{domain_hits.params}});
 
 -- name: delete_domain_hits
 DELETE FROM domain_hits WHERE call_id = ?;
@@ -61,14 +51,10 @@ DELETE FROM domain_hits WHERE call_id = ?;
 INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, ?, ?);
 
 -- name: insert_model_call
-INSERT OR IGNORE INTO model_calls (
-  id, org_id, seq, session_id, actor_id, ts, agent_system, provider_name, model, input_tokens,
-  output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, duration_ms
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT OR IGNORE INTO model_calls ({{model_calls.columns}}) VALUES ({{model_calls.params}});
 
 -- name: ensure_session
-INSERT INTO sessions (org_id, session_id, seq, actor_id, agent_system, agent_version)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO sessions ({{sessions.columns}}) VALUES ({{sessions.params}})
 ON CONFLICT (org_id, session_id) DO NOTHING;
 
 -- name: find_session

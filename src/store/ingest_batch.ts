@@ -7,14 +7,7 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
-import {
-  CALL_TEXT_NAMES,
-  callTexts,
-  type Detection,
-  detectToolCall,
-  type RiskFinding,
-} from "../detect/mod.ts";
+import { callTexts, detectToolCall } from "../detect/mod.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,
@@ -22,153 +15,16 @@ import type {
   TelemetryEvent,
   ToolCallEvent,
 } from "../ingest/types.ts";
-
-/** What one export request stored. */
-export interface IngestSummary {
-  toolCalls: number;
-  modelCalls: number;
-}
-
-/** The sender of a batch: an organization and one of its actors. */
-export interface Sender {
-  orgId: string;
-  actorId: string;
-}
-
-/** A stable row id from the organization, session and the event's identity. */
-export function deriveRowId(prefix: string, orgId: string, sessionId: string, identity: string) {
-  return `${prefix}_${sessionKey(orgId, sessionId)}${
-    hex(`${orgId}\u0000${sessionId}\u0000${identity}`, 20)
-  }`;
-}
-
-/**
- * 12 hex digits naming a session. They open its rows' ids, so one session's
- * rows sit together in the id index: an export touches a few index pages per
- * session instead of one random page per row (random keys made ingest slow
- * down as the table grew).
- */
-export function sessionKey(orgId: string, sessionId: string): string {
-  const key = `${orgId}\u0000${sessionId}`;
-  let cached = sessionKeys.get(key);
-  if (cached === undefined) {
-    if (sessionKeys.size >= 4096) sessionKeys.clear();
-    cached = hex(key, 12);
-    sessionKeys.set(key, cached);
-  }
-  return cached;
-}
-
-const sessionKeys = new Map<string, string>();
-
-function hex(text: string, digits: number): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, digits);
-}
-
-/** The row id each event would store under (`""` for session facts, which have none). */
-export function eventRowIds(sender: Sender, events: readonly TelemetryEvent[]): string[] {
-  return events.map((event) =>
-    event.kind === "session_info" ? "" : deriveRowId(
-      event.kind === "model_call" ? "mc" : "tc",
-      sender.orgId,
-      event.sessionId,
-      event.identity,
-    )
-  );
-}
-
-/** A `tool_calls` row in the column order of the insert statements. */
-export type ToolCallValues = [
-  id: string,
-  orgId: string,
-  seq: number,
-  sessionId: string,
-  actorId: string,
-  ts: number,
-  toolName: string,
-  toolType: string,
-  category: string,
-  outcome: string,
-  durationMs: number | null,
-  resultSizeBytes: number | null,
-  agentSystem: string,
-  agentVersion: string,
-  model: string | null,
-  errorMessage: string | null,
-  errorType: string | null,
-  decision: string | null,
-  decisionSource: string | null,
-  promptId: string | null,
-  agentName: string | null,
-  providerName: string | null,
-  toolCallId: string | null,
-  toolUseId: string | null,
-  toolDescription: string | null,
-  source: string,
-  arguments: string | null,
-  result: string | null,
-  mcpServerName: string | null,
-  mcpServerScope: string | null,
-  osType: string | null,
-  hostArch: string | null,
-  terminalType: string | null,
-  cwd: string | null,
-  traceId: string | null,
-  spanId: string | null,
-];
-
-/** A `risk_flags` row in column order. */
-export type RiskFlagValues = [
-  callId: string,
-  flag: string,
-  orgId: string,
-  seq: number,
-  sessionId: string,
-  ts: number,
-  toolCallId: string,
-  toolName: string,
-  evidence: string,
-];
-
-/** A `domain_hits` row in column order. */
-export type DomainHitValues = [
-  callId: string,
-  domain: string,
-  scheme: string,
-  orgId: string,
-  seq: number,
-  sessionId: string,
-  ts: number,
-];
-
-/** A `model_calls` row in column order. */
-export type ModelCallValues = [
-  id: string,
-  orgId: string,
-  seq: number,
-  sessionId: string,
-  actorId: string,
-  ts: number,
-  agentSystem: string,
-  providerName: string,
-  model: string,
-  inputTokens: number,
-  outputTokens: number,
-  cacheReadTokens: number,
-  cacheCreationTokens: number,
-  costUsd: number | null,
-  durationMs: number | null,
-];
-
-/** A new `sessions` row: the first event of a session names its actor and agent. */
-export type NewSessionValues = [
-  orgId: string,
-  sessionId: string,
-  seq: number,
-  actorId: string,
-  agentSystem: string,
-  agentVersion: string,
-];
+import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";
+import { eventRowIds } from "./row_ids.ts";
+import type { IngestSummary, Sender } from "./stores.ts";
+import type {
+  DomainHitRow,
+  ModelCallRow,
+  NewSessionRow,
+  RiskFlagRow,
+  ToolCallRow,
+} from "./table_columns.ts";
 
 /**
  * One batch's changes to a session: counts added, first/last seen widened
@@ -215,7 +71,7 @@ export interface IngestStore {
   /** The stored call with this id. */
   findToolCall(id: string): StoredToolCall | undefined;
   deleteToolCall(id: string): void;
-  insertToolCall(values: ToolCallValues): void;
+  insertToolCall(row: ToolCallRow): void;
   /** Sets the call's trace and span ids (its span arrived after its log). */
   annotateTrace(id: string, traceId: string, spanId: string | null, seq: number): void;
   /** Sets the call's decision (a decision event wins over what its result said). */
@@ -228,14 +84,14 @@ export interface IngestStore {
     decision: string,
     decisionSource: string | null,
   ): void;
-  insertRiskFlag(values: RiskFlagValues): void;
-  insertDomainHit(values: DomainHitValues): void;
+  insertRiskFlag(row: RiskFlagRow): void;
+  insertDomainHit(row: DomainHitRow): void;
   /** Drops a call's flags and domain hits, leaving a tombstone with `seq` for the replica. */
   forgetDetections(id: string, seq: number): void;
   /** Inserts unless the id is stored; whether it inserted. */
-  insertModelCall(values: ModelCallValues): boolean;
+  insertModelCall(row: ModelCallRow): boolean;
   /** Inserts unless the session is stored. */
-  ensureSession(values: NewSessionValues): void;
+  ensureSession(row: NewSessionRow): void;
   /** The provider of a stored session. */
   sessionProvider(orgId: string, sessionId: string): string;
   setSessionProvider(seq: number, provider: string, orgId: string, sessionId: string): void;
@@ -281,7 +137,8 @@ export function ingestEvents(
   return summary;
 }
 
-type ToolCallRow = Omit<ToolCallEvent, "kind" | "sessionId" | "identity"> & {
+/** A tool call as the batch stores it: the event, with the decision paired to it. */
+type PendingCall = Omit<ToolCallEvent, "kind" | "sessionId" | "identity"> & {
   sessionId: string;
 };
 
@@ -348,7 +205,7 @@ class EventBatch {
         decisionSource = stored.decisionSource ?? undefined;
       }
     }
-    const row: ToolCallRow = { ...event, decision, decisionSource };
+    const row: PendingCall = { ...event, decision, decisionSource };
     if (existing) {
       // A result after a stored reject, or a log after its span: the new row
       // wins under the same id, keeping a span's trace ids.
@@ -383,7 +240,7 @@ class EventBatch {
       return false;
     }
     if (!event.rejects) return false;
-    const row: ToolCallRow = {
+    const row: PendingCall = {
       ...event,
       outcome: "rejected",
       durationMs: null,
@@ -413,23 +270,23 @@ class EventBatch {
     const provider = event.providerName === ""
       ? store.sessionProvider(orgId, event.sessionId)
       : event.providerName;
-    const inserted = store.insertModelCall([
+    const inserted = store.insertModelCall({
       id,
-      orgId,
-      store.nextSeq(),
-      event.sessionId,
-      actorId,
-      event.timeMs,
-      event.agentSystem,
-      provider,
-      event.model,
-      event.inputTokens,
-      event.outputTokens,
-      event.cacheReadTokens,
-      event.cacheCreationTokens,
-      event.costUsd,
-      event.durationMs,
-    ]);
+      org_id: orgId,
+      seq: store.nextSeq(),
+      session_id: event.sessionId,
+      actor_id: actorId,
+      ts: event.timeMs,
+      agent_system: event.agentSystem,
+      provider_name: provider,
+      model: event.model,
+      input_tokens: event.inputTokens,
+      output_tokens: event.outputTokens,
+      cache_read_tokens: event.cacheReadTokens,
+      cache_creation_tokens: event.cacheCreationTokens,
+      cost_usd: event.costUsd,
+      duration_ms: event.durationMs,
+    });
     if (!inserted) return false;
     if (event.costUsd !== null) delta.cost += event.costUsd;
     return true;
@@ -481,14 +338,14 @@ class EventBatch {
     let delta = this.#sessions.get(event.sessionId);
     if (!delta) {
       const store = this.#store;
-      store.ensureSession([
-        this.#sender.orgId,
-        event.sessionId,
-        store.nextSeq(),
-        this.#sender.actorId,
-        event.agentSystem,
-        event.agentVersion,
-      ]);
+      store.ensureSession({
+        org_id: this.#sender.orgId,
+        session_id: event.sessionId,
+        seq: store.nextSeq(),
+        actor_id: this.#sender.actorId,
+        agent_system: event.agentSystem,
+        agent_version: event.agentVersion,
+      });
       delta = {
         sessionId: event.sessionId,
         calls: 0,
@@ -507,7 +364,7 @@ class EventBatch {
     return delta;
   }
 
-  #addCallToSession(row: ToolCallRow): void {
+  #addCallToSession(row: PendingCall): void {
     const delta = this.#sessionDelta(row);
     delta.calls++;
     if (row.outcome === "error") delta.errors++;
@@ -521,7 +378,7 @@ class EventBatch {
     }
   }
 
-  #insertToolCall(id: string, row: ToolCallRow): void {
+  #insertToolCall(id: string, row: PendingCall): void {
     const detection = detectToolCall({
       toolName: row.toolName,
       toolType: row.toolType,
@@ -535,44 +392,44 @@ class EventBatch {
     const store = this.#store;
     const { orgId, actorId } = this.#sender;
     const seq = store.nextSeq();
-    store.insertToolCall([
+    store.insertToolCall({
       id,
-      orgId,
+      org_id: orgId,
       seq,
-      row.sessionId,
-      actorId,
-      row.timeMs,
-      row.toolName,
-      row.toolType,
-      row.category,
-      row.outcome,
-      row.durationMs,
-      row.resultSizeBytes,
-      row.agentSystem,
-      row.agentVersion,
-      row.model ?? null,
-      texts.errorMessage ?? null,
-      texts.errorType ?? null,
-      row.decision ?? null,
-      row.decisionSource ?? null,
-      row.promptId ?? null,
-      texts.agentName ?? null,
-      row.providerName ?? null,
-      row.toolCallId ?? null,
-      row.toolUseId ?? null,
-      texts.toolDescription ?? null,
-      row.source,
-      detection.arguments ?? null,
-      detection.result ?? null,
-      texts.mcpServerName ?? null,
-      texts.mcpServerScope ?? null,
-      row.osType ?? null,
-      row.hostArch ?? null,
-      row.terminalType ?? null,
-      texts.cwd ?? null,
-      row.traceId ?? null,
-      row.spanId ?? null,
-    ]);
+      session_id: row.sessionId,
+      actor_id: actorId,
+      ts: row.timeMs,
+      tool_name: row.toolName,
+      tool_type: row.toolType,
+      category: row.category,
+      outcome: row.outcome,
+      duration_ms: row.durationMs,
+      result_size_bytes: row.resultSizeBytes,
+      agent_system: row.agentSystem,
+      agent_version: row.agentVersion,
+      model: row.model ?? null,
+      error_message: texts.errorMessage ?? null,
+      error_type: texts.errorType ?? null,
+      decision: row.decision ?? null,
+      decision_source: row.decisionSource ?? null,
+      prompt_id: row.promptId ?? null,
+      agent_name: texts.agentName ?? null,
+      provider_name: row.providerName ?? null,
+      tool_call_id: row.toolCallId ?? null,
+      tool_use_id: row.toolUseId ?? null,
+      tool_description: texts.toolDescription ?? null,
+      source: row.source,
+      arguments: detection.arguments ?? null,
+      result: detection.result ?? null,
+      mcp_server_name: texts.mcpServerName ?? null,
+      mcp_server_scope: texts.mcpServerScope ?? null,
+      os_type: row.osType ?? null,
+      host_arch: row.hostArch ?? null,
+      terminal_type: row.terminalType ?? null,
+      cwd: texts.cwd ?? null,
+      trace_id: row.traceId ?? null,
+      span_id: row.spanId ?? null,
+    });
     const call: StoredCall = {
       id,
       orgId,
@@ -584,151 +441,4 @@ class EventBatch {
     for (const values of riskFlagRows(call, detection, seq)) store.insertRiskFlag(values);
     for (const values of domainHitRows(call, detection, seq)) store.insertDomainHit(values);
   }
-}
-
-/** The identity of a stored call that its flags and domain hits repeat. */
-export interface StoredCall {
-  id: string;
-  orgId: string;
-  sessionId: string;
-  timeMs: number;
-  toolName: string;
-  /** The agent's call id, else the row id. */
-  toolCallId: string;
-}
-
-/** The `risk_flags` rows of a call's detection. */
-export function riskFlagRows(
-  call: StoredCall,
-  detection: Detection,
-  seq: number,
-): RiskFlagValues[] {
-  return detection.flags.map((finding) => [
-    call.id,
-    finding.flag,
-    call.orgId,
-    seq,
-    call.sessionId,
-    call.timeMs,
-    call.toolCallId,
-    call.toolName,
-    finding.evidence,
-  ]);
-}
-
-/** The `domain_hits` rows of a call's detection. */
-export function domainHitRows(
-  call: StoredCall,
-  detection: Detection,
-  seq: number,
-): DomainHitValues[] {
-  return detection.domains.map((hit) => [
-    call.id,
-    hit.domain,
-    hit.scheme,
-    call.orgId,
-    seq,
-    call.sessionId,
-    call.timeMs,
-  ]);
-}
-
-/** A stored call as `detect rescan` reads it. */
-export interface RescanRow {
-  id: string;
-  "org_id": string;
-  "session_id": string;
-  ts: number;
-  "tool_name": string;
-  "tool_type": string;
-  category: string;
-  "tool_call_id": string | null;
-  arguments: string | null;
-  result: string | null;
-  "error_message": string | null;
-  "error_type": string | null;
-  "tool_description": string | null;
-  "agent_name": string | null;
-  "mcp_server_name": string | null;
-  "mcp_server_scope": string | null;
-  cwd: string | null;
-}
-
-/** A rescanned call's stored texts, by their detection names. */
-function rescanTexts(row: RescanRow) {
-  return {
-    errorMessage: row.error_message ?? undefined,
-    errorType: row.error_type ?? undefined,
-    toolDescription: row.tool_description ?? undefined,
-    agentName: row.agent_name ?? undefined,
-    mcpServerName: row.mcp_server_name ?? undefined,
-    mcpServerScope: row.mcp_server_scope ?? undefined,
-    cwd: row.cwd ?? undefined,
-  };
-}
-
-/**
- * The texts to store for a rescanned call, in the order of the update
- * statements (arguments, result, then the other texts), or null when
- * detection left every one of them as stored.
- */
-export function rescannedTexts(row: RescanRow, detection: Detection): (string | null)[] | null {
-  const texts = detection.texts ?? {};
-  const stored = rescanTexts(row);
-  const values = [
-    detection.arguments ?? null,
-    detection.result ?? null,
-    ...CALL_TEXT_NAMES.map((name) => texts[name] ?? stored[name] ?? null),
-  ];
-  const before = [
-    row.arguments,
-    row.result,
-    ...CALL_TEXT_NAMES.map((name) => stored[name] ?? null),
-  ];
-  return values.every((value, i) => value === before[i]) ? null : values;
-}
-
-/** The identity of a rescanned call. */
-export function storedCallOf(row: RescanRow): StoredCall {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    sessionId: row.session_id,
-    timeMs: row.ts,
-    toolName: row.tool_name,
-    toolCallId: row.tool_call_id ?? row.id,
-  };
-}
-
-/**
- * Detection over a stored call again. A credential flag whose secret was
- * redacted at ingest (`keptEvidence`) is kept: the text no longer holds it.
- */
-export function rescanDetection(
-  row: RescanRow,
-  keptEvidence: string | undefined,
-  options: { redactSecrets: boolean },
-): Detection {
-  const detection = detectToolCall({
-    toolName: row.tool_name,
-    toolType: row.tool_type as ToolCallEvent["toolType"],
-    category: row.category as ToolCallEvent["category"],
-    ...(row.arguments === null ? {} : { arguments: row.arguments }),
-    ...(row.result === null ? {} : { result: row.result }),
-    texts: callTexts(rescanTexts(row)),
-  }, { redact: options.redactSecrets });
-  const redacted = [row.arguments, row.result, ...Object.values(rescanTexts(row))]
-    .some((text) => text?.includes("[REDACTED:"));
-  if (
-    keptEvidence !== undefined && redacted &&
-    !detection.flags.some((f) => f.flag === "credential_detected")
-  ) {
-    detection.flags.push({ flag: "credential_detected", evidence: keptEvidence });
-    detection.flags.sort(byFlag);
-  }
-  return detection;
-}
-
-function byFlag(a: RiskFinding, b: RiskFinding): number {
-  return a.flag < b.flag ? -1 : 1;
 }

@@ -8,7 +8,6 @@
  * @module
  */
 import type { TelemetryEvent } from "../ingest/types.ts";
-import type { IngestSummary, Sender } from "./ingest_batch.ts";
 import type {
   ApiPrincipal,
   IngestPrincipal,
@@ -27,7 +26,18 @@ export type {
   ListedMember,
   ListedOrg,
 } from "./key_material.ts";
-export type { IngestSummary, Sender } from "./ingest_batch.ts";
+
+/** What one export request stored. */
+export interface IngestSummary {
+  toolCalls: number;
+  modelCalls: number;
+}
+
+/** The sender of a batch: an organization and one of its actors. */
+export interface Sender {
+  orgId: string;
+  actorId: string;
+}
 
 /** Retention settings. */
 export interface RetentionOptions {

@@ -9,17 +9,24 @@
  */
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import type {
-  DomainHitValues,
   IngestStore,
-  ModelCallValues,
-  NewSessionValues,
-  RiskFlagValues,
-  Sender,
   SessionChangeValues,
   StoredDecision,
   StoredToolCall,
-  ToolCallValues,
 } from "../ingest_batch.ts";
+import type { Sender } from "../stores.ts";
+import {
+  DOMAIN_HITS,
+  type DomainHitRow,
+  MODEL_CALLS,
+  type ModelCallRow,
+  NEW_SESSIONS,
+  type NewSessionRow,
+  RISK_FLAGS,
+  type RiskFlagRow,
+  TOOL_CALLS,
+  type ToolCallRow,
+} from "../table_columns.ts";
 import type { PgParam } from "./client.ts";
 
 /** Keys of the stored rows a batch's events may read. */
@@ -98,17 +105,8 @@ interface CallState extends StoredToolCall {
   /** Stored before the batch (so deleting it takes a statement). */
   stored: boolean;
   /** The row to insert, when the batch wrote it. */
-  values: ToolCallValues | null;
+  row: ToolCallRow | null;
 }
-
-/** Positions in {@link ToolCallValues}. */
-const SEQ = 2;
-const OUTCOME = 9;
-const DECISION = 17;
-const DECISION_SOURCE = 18;
-const SOURCE = 25;
-const TRACE_ID = 34;
-const SPAN_ID = 35;
 
 /** The statement and the column arrays of one bulk write. */
 export interface BulkWrite {
@@ -125,16 +123,16 @@ export class IngestPlan implements IngestStore {
   readonly #providers = new Map<string, string>();
   readonly #modelCalls = new Set<string>();
 
-  readonly #newSessions: NewSessionValues[] = [];
+  readonly #newSessions: NewSessionRow[] = [];
   readonly #decisionUpserts = new Map<string, PgParam[]>();
   readonly #annotations = new Map<string, PgParam[]>();
   readonly #traceAnnotations = new Map<string, PgParam[]>();
   readonly #forgotten = new Set<string>();
   readonly #tombstones: PgParam[][] = [];
   readonly #deletedCalls = new Set<string>();
-  readonly #flags = new Map<string, RiskFlagValues[]>();
-  readonly #hits = new Map<string, DomainHitValues[]>();
-  readonly #newModelCalls: ModelCallValues[] = [];
+  readonly #flags = new Map<string, RiskFlagRow[]>();
+  readonly #hits = new Map<string, DomainHitRow[]>();
+  readonly #newModelCalls: ModelCallRow[] = [];
   readonly #providerUpdates = new Map<string, PgParam[]>();
   readonly #sessionChanges: SessionChangeValues[] = [];
   readonly #recounts: PgParam[][] = [];
@@ -149,7 +147,7 @@ export class IngestPlan implements IngestStore {
         traceId: row.trace_id,
         spanId: row.span_id,
         stored: true,
-        values: null,
+        row: null,
       });
     }
     for (const row of stored.decisions) {
@@ -189,16 +187,15 @@ export class IngestPlan implements IngestStore {
     this.#calls.delete(id);
   }
 
-  insertToolCall(values: ToolCallValues): void {
-    const [id] = values;
-    this.#calls.set(id, {
-      outcome: values[OUTCOME],
-      decision: values[DECISION],
-      source: values[SOURCE],
-      traceId: values[TRACE_ID],
-      spanId: values[SPAN_ID],
-      stored: this.#deletedCalls.has(id),
-      values,
+  insertToolCall(row: ToolCallRow): void {
+    this.#calls.set(row.id, {
+      outcome: row.outcome,
+      decision: row.decision,
+      source: row.source,
+      traceId: row.trace_id,
+      spanId: row.span_id,
+      stored: this.#deletedCalls.has(row.id),
+      row,
     });
   }
 
@@ -207,10 +204,10 @@ export class IngestPlan implements IngestStore {
     if (!call) return;
     call.traceId = traceId;
     call.spanId = spanId;
-    if (call.values) {
-      call.values[TRACE_ID] = traceId;
-      call.values[SPAN_ID] = spanId;
-      call.values[SEQ] = seq;
+    if (call.row) {
+      call.row.trace_id = traceId;
+      call.row.span_id = spanId;
+      call.row.seq = seq;
     } else {
       this.#traceAnnotations.set(id, [id, traceId, spanId, seq]);
     }
@@ -220,10 +217,10 @@ export class IngestPlan implements IngestStore {
     const call = this.#calls.get(id);
     if (!call) return;
     call.decision = decision;
-    if (call.values) {
-      call.values[DECISION] = decision;
-      call.values[DECISION_SOURCE] = source;
-      call.values[SEQ] = seq;
+    if (call.row) {
+      call.row.decision = decision;
+      call.row.decision_source = source;
+      call.row.seq = seq;
     } else {
       this.#annotations.set(id, [id, decision, source, seq]);
     }
@@ -245,33 +242,33 @@ export class IngestPlan implements IngestStore {
     this.#decisionUpserts.set(key, [orgId, sessionId, toolCallId, decision, source]);
   }
 
-  insertRiskFlag(values: RiskFlagValues): void {
-    pushTo(this.#flags, values[0], values);
+  insertRiskFlag(row: RiskFlagRow): void {
+    pushTo(this.#flags, row.call_id, row);
   }
 
-  insertDomainHit(values: DomainHitValues): void {
-    pushTo(this.#hits, values[0], values);
+  insertDomainHit(row: DomainHitRow): void {
+    pushTo(this.#hits, row.call_id, row);
   }
 
   forgetDetections(id: string, seq: number): void {
-    if (this.#calls.get(id)?.values === null) this.#forgotten.add(id);
+    if (this.#calls.get(id)?.row === null) this.#forgotten.add(id);
     this.#flags.delete(id);
     this.#hits.delete(id);
     this.#tombstones.push([seq, "detections", id]);
   }
 
-  insertModelCall(values: ModelCallValues): boolean {
-    if (this.#modelCalls.has(values[0])) return false;
-    this.#modelCalls.add(values[0]);
-    this.#newModelCalls.push(values);
+  insertModelCall(row: ModelCallRow): boolean {
+    if (this.#modelCalls.has(row.id)) return false;
+    this.#modelCalls.add(row.id);
+    this.#newModelCalls.push(row);
     return true;
   }
 
-  ensureSession(values: NewSessionValues): void {
-    const key = sessionKey(values[0], values[1]);
+  ensureSession(row: NewSessionRow): void {
+    const key = sessionKey(row.org_id, row.session_id);
     if (this.#providers.has(key)) return;
     this.#providers.set(key, "");
-    this.#newSessions.push(values);
+    this.#newSessions.push(row);
   }
 
   sessionProvider(orgId: string, sessionId: string): string {
@@ -297,11 +294,13 @@ export class IngestPlan implements IngestStore {
    * rows first, deletions before the inserts that replace them, recounts last.
    */
   writes(): BulkWrite[] {
-    const newCalls: ToolCallValues[] = [];
-    for (const call of this.#calls.values()) if (call.values) newCalls.push(call.values);
+    const newCalls: PgParam[][] = [];
+    for (const call of this.#calls.values()) {
+      if (call.row) newCalls.push(TOOL_CALLS.values(call.row));
+    }
     const forgotten = [...this.#forgotten];
     const writes: [string, PgParam[][]][] = [
-      ["insert_sessions", this.#newSessions],
+      ["insert_sessions", this.#newSessions.map(NEW_SESSIONS.values)],
       ["upsert_decisions", [...this.#decisionUpserts.values()]],
       ["annotate_decisions", [...this.#annotations.values()]],
       ["annotate_traces", [...this.#traceAnnotations.values()]],
@@ -310,9 +309,9 @@ export class IngestPlan implements IngestStore {
       ["insert_tombstones", this.#tombstones],
       ["delete_tool_calls", [...this.#deletedCalls].map((id) => [id])],
       ["insert_tool_calls", newCalls],
-      ["insert_risk_flags", [...this.#flags.values()].flat()],
-      ["insert_domain_hits", [...this.#hits.values()].flat()],
-      ["insert_model_calls", this.#newModelCalls],
+      ["insert_risk_flags", [...this.#flags.values()].flat().map(RISK_FLAGS.values)],
+      ["insert_domain_hits", [...this.#hits.values()].flat().map(DOMAIN_HITS.values)],
+      ["insert_model_calls", this.#newModelCalls.map(MODEL_CALLS.values)],
       ["set_session_providers", [...this.#providerUpdates.values()]],
       ["change_sessions", this.#sessionChanges],
       ["recount_sessions", this.#recounts],

@@ -7,11 +7,27 @@
  */
 import ingestSql from "../../../sql/postgres/ingest.sql" with { type: "text" };
 import retentionSql from "../../../sql/postgres/retention.sql" with { type: "text" };
-import { sessionKey } from "../ingest_batch.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { sessionKey } from "../row_ids.ts";
+import { type ColumnKind, withColumnLists } from "../table_columns.ts";
 import { isRetryable, type PgParam, type Sql, type TransactionSql } from "./client.ts";
 
-const statements = { ...parseNamedSql(ingestSql), ...parseNamedSql(retentionSql) };
+/** The array type of a column kind, as `unnest` takes its parameters. */
+const ARRAY_TYPES: Record<ColumnKind, string> = {
+  "text": "text[]",
+  "text?": "text[]",
+  "int": "bigint[]",
+  "int?": "bigint[]",
+  "real?": "float8[]",
+};
+
+const statements = {
+  ...withColumnLists(
+    parseNamedSql(ingestSql),
+    (position, kind) => `$${position}::${ARRAY_TYPES[kind]}`,
+  ),
+  ...parseNamedSql(retentionSql),
+};
 
 /**
  * Runs a named statement of `sql/postgres/{ingest,retention}.sql`, prepared

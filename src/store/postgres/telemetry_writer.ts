@@ -8,19 +8,18 @@
  * @module
  */
 import type { TelemetryEvent } from "../../ingest/types.ts";
-import {
-  domainHitRows,
-  eventRowIds,
-  ingestEvents,
-  type IngestSummary,
-  rescanDetection,
-  rescannedTexts,
-  type RescanRow,
-  riskFlagRows,
-  type Sender,
-  storedCallOf,
-} from "../ingest_batch.ts";
-import type { RetentionOptions, RetentionResult, TelemetryWriterApi } from "../stores.ts";
+import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
+import { ingestEvents } from "../ingest_batch.ts";
+import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
+import { eventRowIds } from "../row_ids.ts";
+import type {
+  IngestSummary,
+  RetentionOptions,
+  RetentionResult,
+  Sender,
+  TelemetryWriterApi,
+} from "../stores.ts";
+import { DOMAIN_HITS, RISK_FLAGS } from "../table_columns.ts";
 import { type PgParam, pgUnavailable, type Sql, type TransactionSql } from "./client.ts";
 import {
   type BatchReads,
@@ -184,8 +183,8 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
       const changed = rescannedTexts(row, detection);
       if (changed !== null) texts.push([...changed, seq, row.id]);
       const call = storedCallOf(row);
-      flags.push(...riskFlagRows(call, detection, seq));
-      hits.push(...domainHitRows(call, detection, seq));
+      for (const flag of riskFlagRows(call, detection, seq)) flags.push(RISK_FLAGS.values(flag));
+      for (const hit of domainHitRows(call, detection, seq)) hits.push(DOMAIN_HITS.values(hit));
     }
     const rescanned = rows.map((row) => [row.id]);
     const writes: [string, PgParam[][]][] = [

@@ -8,24 +8,22 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import type { TelemetryEvent } from "../../ingest/types.ts";
-import {
-  domainHitRows,
-  ingestEvents,
-  type IngestStore,
-  type IngestSummary,
-  rescanDetection,
-  rescannedTexts,
-  type RescanRow,
-  riskFlagRows,
-  type Sender,
-  storedCallOf,
-} from "../ingest_batch.ts";
+import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
+import { ingestEvents, type IngestStore } from "../ingest_batch.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
+import type { IngestSummary, Sender } from "../stores.ts";
+import {
+  DOMAIN_HITS,
+  MODEL_CALLS,
+  NEW_SESSIONS,
+  RISK_FLAGS,
+  TOOL_CALLS,
+  withColumnLists,
+} from "../table_columns.ts";
 import { tx } from "./database.ts";
 
-export { deriveRowId, type IngestSummary, type Sender } from "../ingest_batch.ts";
-
-const statementsSql = parseNamedSql(ingestSql);
+const statementsSql = withColumnLists(parseNamedSql(ingestSql), () => "?");
 
 /** Options of the write path. */
 export interface WriterOptions {
@@ -100,11 +98,11 @@ export class TelemetryWriter {
     const texts = rescannedTexts(row, detection);
     if (texts !== null) this.#run("update_call_text", "run", ...texts, seq, row.id);
     const call = storedCallOf(row);
-    for (const values of riskFlagRows(call, detection, seq)) {
-      this.#run("insert_risk_flag", "run", ...values);
+    for (const flag of riskFlagRows(call, detection, seq)) {
+      this.#run("insert_risk_flag", "run", ...RISK_FLAGS.values(flag));
     }
-    for (const values of domainHitRows(call, detection, seq)) {
-      this.#run("insert_domain_hit", "run", ...values);
+    for (const hit of domainHitRows(call, detection, seq)) {
+      this.#run("insert_domain_hit", "run", ...DOMAIN_HITS.values(hit));
     }
   }
 
@@ -121,7 +119,7 @@ export class TelemetryWriter {
           { outcome: row.outcome, source: row.source, traceId: row.trace_id, spanId: row.span_id };
       },
       deleteToolCall: (id) => run("delete_tool_call", "run", id),
-      insertToolCall: (values) => run("insert_tool_call", "run", ...values),
+      insertToolCall: (row) => run("insert_tool_call", "run", ...TOOL_CALLS.values(row)),
       annotateTrace: (id, traceId, spanId, seq) =>
         run("annotate_trace", "run", traceId, spanId, seq, id),
       annotateDecision: (id, decision, source, seq) =>
@@ -134,18 +132,20 @@ export class TelemetryWriter {
       },
       upsertDecision: (orgId, sessionId, toolCallId, decision, source) =>
         run("upsert_decision", "run", orgId, sessionId, toolCallId, decision, source),
-      insertRiskFlag: (values) => run("insert_risk_flag", "run", ...values),
-      insertDomainHit: (values) => run("insert_domain_hit", "run", ...values),
+      insertRiskFlag: (row) => run("insert_risk_flag", "run", ...RISK_FLAGS.values(row)),
+      insertDomainHit: (row) => run("insert_domain_hit", "run", ...DOMAIN_HITS.values(row)),
       forgetDetections: (id, seq) => {
         run("delete_risk_flags", "run", id);
         run("delete_domain_hits", "run", id);
         run("insert_tombstone", "run", seq, "detections", id);
       },
-      insertModelCall: (values) => {
-        const inserted = run("insert_model_call", "run", ...values) as { changes: number | bigint };
+      insertModelCall: (row) => {
+        const inserted = run("insert_model_call", "run", ...MODEL_CALLS.values(row)) as {
+          changes: number | bigint;
+        };
         return Number(inserted.changes) > 0;
       },
-      ensureSession: (values) => run("ensure_session", "run", ...values),
+      ensureSession: (row) => run("ensure_session", "run", ...NEW_SESSIONS.values(row)),
       sessionProvider: (orgId, sessionId) =>
         (run("find_session", "get", orgId, sessionId) as { provider_name: string }).provider_name,
       setSessionProvider: (seq, provider, orgId, sessionId) =>

@@ -4,13 +4,17 @@
  *
  * @module
  */
-import type { TelemetryWriterApi } from "../stores.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";
-import type { RetentionOptions, RetentionResult } from "../stores.ts";
-import type { IngestSummary, Sender } from "./telemetry_writer.ts";
+import type {
+  IngestSummary,
+  RetentionOptions,
+  RetentionResult,
+  Sender,
+  TelemetryWriterApi,
+} from "../stores.ts";
 import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };

@@ -8,10 +8,10 @@
  */
 /// <reference lib="deno.worker" />
 import type { TelemetryEvent } from "../../ingest/types.ts";
-import type { RetentionOptions } from "../stores.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
-import { type Sender, TelemetryWriter } from "./telemetry_writer.ts";
+import type { RetentionOptions, Sender } from "../stores.ts";
+import { TelemetryWriter } from "./telemetry_writer.ts";
 
 /** Messages to the writer thread. */
 export type WriterRequest =
