@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { generateExports } from "../../scripts/gen.ts";
+import { generateExports } from "../demo/mod.ts";
 import { resolveServeConfig } from "../config.ts";
 import { startServer } from "../http/server.ts";
 import { announce, log } from "../log.ts";
