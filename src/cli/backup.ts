@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { backupDataDir, restoreDataDir } from "../store/backup.ts";
+import { backupDataDir, restoreDataDir } from "../store/sqlite/backup.ts";
 import { type CommandDef, DATA_FLAG, JSON_FLAG } from "./flags.ts";
 import { dataDirOf, printResult, required } from "./usage.ts";
 

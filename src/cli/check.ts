@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ALLOW_EMPTY_STORE_FLAG, checkDataFiles } from "../store/file_checks.ts";
+import { ALLOW_EMPTY_STORE_FLAG, checkDataFiles } from "../store/sqlite/file_checks.ts";
 import { type CommandDef, DATA_FLAG, JSON_FLAG } from "./flags.ts";
 import { requireStore } from "./store_presence.ts";
 import { dataDirOf, printResult } from "./usage.ts";

@@ -8,7 +8,7 @@
  */
 import { ConfigError } from "../config.ts";
 import { UserInputError } from "../errors.ts";
-import { DataFileError } from "../store/file_checks.ts";
+import { DataFileError } from "../store/sqlite/file_checks.ts";
 import { commandGroups, COMMANDS } from "./commands.ts";
 import { type CommandDef, parseCommandFlags, wantsHelp } from "./flags.ts";
 import { commandHelpText, groupHelpText, usageText } from "./help.ts";

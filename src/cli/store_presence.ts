@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { DataFileError } from "../store/file_checks.ts";
+import { DataFileError } from "../store/sqlite/file_checks.ts";
 
 /** Which file a command needs, and whether it may start a new store. */
 export type StoreNeed = "keys" | "any" | "keys or new";

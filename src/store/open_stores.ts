@@ -7,7 +7,7 @@
  */
 import type { ServeConfig } from "../config.ts";
 import { dataPaths, openDataDir, openKeyStore, openTelemetryWriter } from "./sqlite/data_dir.ts";
-import { checkDataFiles } from "./file_checks.ts";
+import { checkDataFiles } from "./sqlite/file_checks.ts";
 import { connectPostgres } from "./postgres/client.ts";
 import { PgKeyStore } from "./postgres/keys.ts";
 import { migratePostgres, requirePostgresMigrated } from "./postgres/migrate.ts";

@@ -9,7 +9,22 @@
 /// <reference lib="deno.worker" />
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { openDatabase } from "./database.ts";
-import type { ReaderMessage, ReadRequest, ReadResponse } from "./reader.ts";
+import type { ReadStatement } from "../telemetry_queries.ts";
+
+/** Message to a reader thread. */
+export interface ReadRequest {
+  id: number;
+  path: string;
+  statements: ReadStatement[];
+}
+
+/** A reader thread's answer to one batch. */
+export type ReadResponse =
+  | { id: number; results: unknown[][]; error?: undefined }
+  | { id: number; error: string; results?: undefined };
+
+/** Message from a reader thread: a batch's answer, or `ready` once, when it has started. */
+export type ReaderMessage = ReadResponse | { ready: true };
 
 let db: ReturnType<typeof openDatabase> | null = null;
 const statements = new Map<string, StatementSync>();

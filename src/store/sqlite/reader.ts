@@ -13,6 +13,7 @@
 import sqliteQueriesSql from "../../../sql/sqlite/queries.sql" with { type: "text" };
 import { QueryFailedError, QueryQueueFullError, QueryTimeoutError } from "../../errors.ts";
 import type { TelemetryReader } from "../stores.ts";
+import type { ReaderMessage, ReadRequest, ReadResponse } from "./read_worker.ts";
 import {
   type ReadStatement,
   type TelemetryQueries,
@@ -21,21 +22,6 @@ import {
 
 /** The read statements of `telemetry.db`. */
 export const sqliteQueries: TelemetryQueries = telemetryQueries(sqliteQueriesSql);
-
-/** Message to a reader thread. */
-export interface ReadRequest {
-  id: number;
-  path: string;
-  statements: ReadStatement[];
-}
-
-/** A reader thread's answer to one batch. */
-export type ReadResponse =
-  | { id: number; results: unknown[][]; error?: undefined }
-  | { id: number; error: string; results?: undefined };
-
-/** Message from a reader thread: a batch's answer, or `ready` once, when it has started. */
-export type ReaderMessage = ReadResponse | { ready: true };
 
 interface Job {
   request: ReadRequest;

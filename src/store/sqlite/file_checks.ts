@@ -9,8 +9,8 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { UserInputError } from "../errors.ts";
-import { sqliteLocation } from "./sqlite/database.ts";
+import { UserInputError } from "../../errors.ts";
+import { sqliteLocation } from "./database.ts";
 
 /** A data file that cannot be used as it is: one line naming it and what to do. */
 export class DataFileError extends UserInputError {

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { dataPaths } from "./sqlite/data_dir.ts";
-import { UserInputError } from "../errors.ts";
-import { openDatabase } from "./sqlite/database.ts";
+import { dataPaths } from "./data_dir.ts";
+import { UserInputError } from "../../errors.ts";
+import { openDatabase } from "./database.ts";
 
 const FILES = ["keys", "telemetry"] as const;
 
