@@ -129,3 +129,77 @@ Deno.test("demo ingests synthetic telemetry through the real path and prints a w
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Runs `demo` in `cwd` until it serves, counts the sessions its key sees, then stops it. */
+async function demoRun(
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ key: string; sessions: number }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      new URL("../main.ts", import.meta.url).pathname,
+      "demo",
+      "--actors",
+      "1",
+      "--days",
+      "2",
+      "--log-level",
+      "warn",
+      ...serveArgs("unused").slice(3),
+    ],
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  let out = "";
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  while (!/Press Ctrl-C/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  await reader.cancel();
+  try {
+    const key = /Demo API key: (wb_api_\S+)/.exec(out)?.[1];
+    assert.ok(key, out);
+    const page = await fetch(`${listenerUrl(out, "query API")}/v1/sessions?limit=500`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(page.status, 200);
+    return { key, sessions: (await page.json()).data.length };
+  } finally {
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 0, out);
+  }
+}
+
+Deno.test("demo writes ./data-demo, not ./data nor AGENT_TELEMETRY_DATA, and a rerun reuses its one Demo organization", async () => {
+  const cwd = await Deno.makeTempDir();
+  try {
+    const env = { AGENT_TELEMETRY_DATA: `${cwd}/production` };
+    const first = await demoRun(cwd, env);
+    const second = await demoRun(cwd, env);
+    assert.notEqual(first.key, second.key, "each run prints a new key");
+    assert.ok(first.sessions > 0, "the first run ingests");
+    assert.equal(second.sessions, first.sessions, "a rerun serves the same data, no more, no less");
+    assert.deepEqual([...Deno.readDirSync(cwd)].map((entry) => entry.name), ["data-demo"]);
+
+    const data = ["--data", `${cwd}/data-demo`];
+    const orgs = await json(["org", "list", ...data]);
+    assert.deepEqual(orgs.orgs.map((org: { name: string }) => org.name), ["Demo"]);
+    const org = orgs.orgs[0].id;
+    assert.equal((await json(["member", "list", "--org", org, ...data])).members.length, 1);
+    assert.equal((await json(["actor", "list", "--org", org, ...data])).actors.length, 1);
+    const listed = await json(["key", "list", "--org", org, ...data]);
+    assert.equal(listed.keys.length, 2, "one API key per run, the first still valid");
+    assert.equal(
+      listed.keys.filter((key: { revoked_at?: string }) => key.revoked_at).length,
+      0,
+    );
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
