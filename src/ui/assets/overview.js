@@ -1,0 +1,431 @@
+// Overview: the organization at a glance over a window. Every number links to the list behind it.
+import { api, ApiError } from "./api.js";
+import { timeChart } from "./charts.js";
+import {
+  count,
+  decimal,
+  duration,
+  errorBox,
+  h,
+  input,
+  panel,
+  route,
+  select,
+  table,
+  usd,
+} from "./dom.js";
+
+const WINDOWS = ["7d", "30d", "90d"];
+
+/** Window, granularity, actor and team from the URL, checked against what the API accepts. */
+export function overviewState(params) {
+  const window = WINDOWS.includes(params.get("window")) ? params.get("window") : "7d";
+  let granularity = params.get("granularity") === "weekly" ? "weekly" : "daily";
+  if (window === "7d") granularity = "daily";
+  return {
+    window,
+    granularity,
+    actor: params.get("actor") ?? "",
+    team: params.getAll("team").join(","),
+  };
+}
+
+/** The filters every list link carries: the window's time range, actor and team. */
+function listFilters(state, range) {
+  return {
+    after: range.start,
+    before: range.end,
+    actor: state.actor,
+    team: state.team,
+  };
+}
+
+/** Renders the overview; the activity answer comes first so the headline figures paint early. */
+export async function overviewView({ params }) {
+  const state = overviewState(params);
+  const query = { window: state.window, granularity: state.granularity };
+  const load = (name) => api(`/v1/insights/${name}`, query);
+  // The headline figures first: the other insights queue behind it on the server.
+  const activity = await load("activity");
+  const pending = {
+    topTools: load("top-tools"),
+    cost: load("cost"),
+    risk: load("risk"),
+    domains: load("domains"),
+    outliers: load("outliers"),
+  };
+  for (const p of Object.values(pending)) p.catch(() => {});
+  const range = activity.window;
+  const filters = listFilters(state, range);
+
+  const kpis = h("ul", { class: "kpis", "aria-label": "Headline figures" });
+  const kpi = (label, value, href, id) =>
+    h(
+      "li",
+      { class: "kpi" },
+      h("span", { class: "label", id: `${id}-label` }, label),
+      href
+        ? h("a", { class: "value", href, "data-kpi": id, "aria-describedby": `${id}-label` }, value)
+        : h("span", { class: "value", "data-kpi": id }, value),
+    );
+  kpis.append(
+    kpi("Tool calls", count(activity.summary.total_calls), route("tool-calls", filters), "calls"),
+    kpi(
+      "Errors",
+      count(activity.summary.error_count),
+      route("tool-calls", { ...filters, outcome: "error" }),
+      "errors",
+    ),
+    kpi("Sessions", count(activity.summary.session_count), route("sessions", filters), "sessions"),
+  );
+
+  const page = h(
+    "div",
+    {},
+    h("h1", {}, "Overview"),
+    controls(state),
+    h(
+      "p",
+      { class: "note" },
+      `${new Date(range.start).toLocaleString()} – ${new Date(range.end).toLocaleString()}. `,
+      "Figures and charts cover the whole organization; actor and team narrow the lists they link to.",
+    ),
+    kpis,
+  );
+  const grid = h("div", { class: "grid" });
+  page.append(grid);
+
+  const activityPanel = panel(
+    "Activity",
+    timeChart({
+      title: `Tool calls and errors per ${state.granularity === "daily" ? "day" : "week"}`,
+      summary: `${count(activity.summary.total_calls)} calls, ${
+        count(activity.summary.error_count)
+      } errors in ${state.window}`,
+      buckets: activity.series.map((p) => p.bucket),
+      series: [
+        { label: "Calls", values: activity.series.map((p) => p.calls), colour: "--accent" },
+        { label: "Errors", values: activity.series.map((p) => p.errors), colour: "--error" },
+      ],
+      bars: true,
+    }),
+  );
+  activityPanel.classList.add("wide");
+  grid.append(activityPanel);
+
+  const slots = {
+    topTools: placeholder(grid, "Top tools"),
+    cost: placeholder(grid, "Cost by provider and model", "wide"),
+    risk: placeholder(grid, "Risk flags by kind"),
+    domains: placeholder(grid, "External domains"),
+    outliers: placeholder(grid, "Outlier sessions"),
+  };
+  grid.append(productivityPanel());
+
+  const fill = async (name, build) => {
+    try {
+      const body = await pending[name];
+      const node = build(body);
+      for (const c of slots[name].classList) node.classList.add(c);
+      slots[name].replaceWith(node);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) {
+        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: error }));
+        return;
+      }
+      slots[name].append(errorBox(error));
+    }
+  };
+  fill("topTools", (body) => topToolsPanel(body, filters));
+  fill("cost", (body) => costPanel(body, kpis));
+  fill("risk", (body) => riskPanel(body, state, kpis));
+  fill("domains", (body) => domainsPanel(body, filters, kpis));
+  fill("outliers", (body) => outliersPanel(body));
+  return page;
+}
+
+function placeholder(grid, title, className) {
+  const node = panel(title, h("p", { class: "muted" }, "Loading…"));
+  if (className) node.classList.add(className);
+  grid.append(node);
+  return node;
+}
+
+function controls(state) {
+  const form = h(
+    "form",
+    {
+      class: "filters",
+      "aria-label": "Overview filters",
+      onsubmit: (event) => {
+        event.preventDefault();
+        const data = new FormData(form);
+        location.hash = route("overview", {
+          window: data.get("window"),
+          granularity: data.get("granularity"),
+          actor: String(data.get("actor") ?? "").trim(),
+          team: String(data.get("team") ?? "").split(",").map((t) => t.trim()).filter(Boolean),
+        });
+      },
+    },
+    select(
+      "Window",
+      "window",
+      [["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"]],
+      state.window,
+      {
+        onchange: (event) => {
+          const weekly = form.querySelector("option[value=weekly]");
+          weekly.disabled = event.target.value === "7d";
+          if (weekly.disabled) form.elements.granularity.value = "daily";
+        },
+      },
+    ),
+    select(
+      "Granularity",
+      "granularity",
+      [["daily", "Daily"], ["weekly", "Weekly"]],
+      state.granularity,
+    ),
+    input("Actor id", "actor", state.actor, { placeholder: "act_…", size: 22 }),
+    input("Team (actor ids, comma-separated)", "team", state.team, {
+      placeholder: "act_…, act_…",
+      size: 30,
+    }),
+    h("button", { type: "submit" }, "Apply"),
+  );
+  form.querySelector("option[value=weekly]").disabled = state.window === "7d";
+  return form;
+}
+
+function topToolsPanel(body, filters) {
+  const rows = body.breakdown.slice(0, 12);
+  return panel(
+    "Top tools",
+    h(
+      "p",
+      { class: "note" },
+      `${count(body.summary.unique_tools)} distinct tools, ${
+        count(body.summary.total_calls)
+      } calls`,
+    ),
+    table(
+      "Most-used tools",
+      [
+        { label: "Tool", cell: (r) => h("code", {}, r.tool_name) },
+        { label: "Type", cell: (r) => r.tool_type },
+        {
+          label: "Calls",
+          num: true,
+          cell: (r) =>
+            h("a", {
+              href: route("tool-calls", {
+                ...filters,
+                tool_name: r.tool_name,
+                tool_type: r.tool_type,
+              }),
+            }, count(r.calls)),
+        },
+        {
+          label: "Errors",
+          num: true,
+          cell: (r) =>
+            h("a", {
+              href: route("tool-calls", {
+                ...filters,
+                tool_name: r.tool_name,
+                tool_type: r.tool_type,
+                outcome: "error",
+              }),
+            }, count(r.errors)),
+        },
+        { label: "Avg duration", num: true, cell: (r) => duration(r.avg_duration_ms) },
+      ],
+      rows,
+      { hideCaption: true },
+    ),
+  );
+}
+
+function costPanel(body, kpis) {
+  const s = body.summary;
+  kpis.append(
+    h(
+      "li",
+      { class: "kpi" },
+      h("span", { class: "label" }, "Model cost"),
+      h(
+        "span",
+        { class: "value", "data-kpi": "cost" },
+        s.cost_available ? usd(s.cost_usd) : "not reported",
+      ),
+    ),
+  );
+  return panel(
+    "Cost by provider and model",
+    h(
+      "p",
+      { class: "note" },
+      `${count(s.call_count)} model calls · ${count(s.input_tokens)} input, ${
+        count(s.output_tokens)
+      } output, ${count(s.cache_read_tokens)} cache-read tokens`,
+      s.cost_available
+        ? ` · ${usd(s.cost_usd)} reported`
+        : " · these agents reported no cost (tokens only)",
+    ),
+    table(
+      "Model cost by provider and model",
+      [
+        {
+          label: "Provider",
+          cell: (r) => r.provider_name || h("span", { class: "muted" }, "not reported"),
+        },
+        { label: "Model", cell: (r) => h("code", {}, r.model) },
+        { label: "Calls", num: true, cell: (r) => count(r.call_count) },
+        { label: "Input tokens", num: true, cell: (r) => count(r.input_tokens) },
+        { label: "Output tokens", num: true, cell: (r) => count(r.output_tokens) },
+        {
+          label: "Cost",
+          num: true,
+          cell: (r) =>
+            s.cost_available && r.cost_usd > 0
+              ? usd(r.cost_usd)
+              : h("span", { class: "muted" }, "—"),
+        },
+      ],
+      body.breakdown.slice(0, 12),
+      { hideCaption: true },
+    ),
+  );
+}
+
+function riskPanel(body, state, kpis) {
+  const riskRoute = (flag) =>
+    route("risk", { window: state.window, granularity: state.granularity, flag });
+  kpis.append(
+    h(
+      "li",
+      { class: "kpi" },
+      h("span", { class: "label", id: "flags-label" }, "Risk flags"),
+      h("a", {
+        class: "value",
+        href: riskRoute(),
+        "data-kpi": "flags",
+        "aria-describedby": "flags-label",
+      }, count(body.summary.total_flags)),
+    ),
+  );
+  return panel(
+    "Risk flags by kind",
+    h("p", { class: "note" }, `${count(body.summary.sessions_flagged)} sessions flagged`),
+    body.breakdown.length === 0
+      ? h("p", { class: "muted" }, "No risk flags in this window.")
+      : table(
+        "Risk flags by kind",
+        [
+          { label: "Kind", cell: (r) => h("a", { href: riskRoute(r.flag) }, r.flag) },
+          {
+            label: "Flags",
+            num: true,
+            cell: (r) => h("a", { href: riskRoute(r.flag) }, count(r.flags)),
+          },
+          {
+            label: "Sessions",
+            num: true,
+            cell: (r) => count(r.sessions),
+          },
+          { label: "Tools", num: true, cell: (r) => count(r.tools) },
+        ],
+        body.breakdown,
+        { hideCaption: true },
+      ),
+  );
+}
+
+function domainsPanel(body, filters, kpis) {
+  kpis.append(
+    h(
+      "li",
+      { class: "kpi" },
+      h("span", { class: "label" }, "External domains"),
+      h("span", { class: "value", "data-kpi": "domains" }, count(body.summary.unique_domains)),
+    ),
+  );
+  return panel(
+    "External domains",
+    h(
+      "p",
+      { class: "note" },
+      `${count(body.summary.total_hits)} references from ${count(body.summary.sessions)} sessions`,
+    ),
+    table(
+      "External domains reached",
+      [
+        { label: "Domain", cell: (r) => h("code", {}, r.domain) },
+        { label: "Scheme", cell: (r) => r.scheme },
+        { label: "Hits", num: true, cell: (r) => count(r.hits) },
+        {
+          label: "Sessions",
+          num: true,
+          cell: (r) =>
+            h(
+              "a",
+              { href: route("sessions", { ...filters, domain: r.domain }) },
+              count(r.sessions),
+            ),
+        },
+      ],
+      body.breakdown.slice(0, 12),
+      { hideCaption: true },
+    ),
+  );
+}
+
+function outliersPanel(body) {
+  const s = body.summary;
+  return panel(
+    "Outlier sessions",
+    h(
+      "p",
+      { class: "note" },
+      `${count(s.outlier_count)} of ${count(s.session_count)} sessions above the 95th percentile (${
+        decimal(s.p95_call_count)
+      } calls)`,
+    ),
+    table(
+      "Sessions with unusually many calls",
+      [
+        {
+          label: "Session",
+          cell: (r) =>
+            h(
+              "a",
+              { href: route(`session/${encodeURIComponent(r.session_id)}`), class: "mono" },
+              r.session_id.slice(0, 13) + "…",
+            ),
+        },
+        { label: "Agent", cell: (r) => r.agent_system },
+        { label: "Calls", num: true, cell: (r) => count(r.call_count) },
+        { label: "Errors", num: true, cell: (r) => count(r.error_count) },
+        { label: "Last seen", cell: (r) => new Date(r.last_seen).toLocaleDateString() },
+      ],
+      body.breakdown.slice(0, 10),
+      { hideCaption: true },
+    ),
+  );
+}
+
+/** Where the productivity insight goes once the API serves it. */
+function productivityPanel() {
+  const node = panel(
+    "Productivity",
+    h(
+      "p",
+      { class: "muted" },
+      "The productivity insight is not served by this version of the API yet; it will appear here.",
+    ),
+  );
+  node.classList.add("placeholder");
+  node.dataset.panel = "productivity";
+  return node;
+}
