@@ -1,0 +1,159 @@
+/**
+ * The column lists of `src/store/table_columns.ts` against the real schema of
+ * both engines: each table's insert statement, built from its list, stores a
+ * row whose every column holds a value of its own, and reading the row back
+ * by column name gives each value where it belongs. The lists cover every
+ * column of the tables the write path inserts whole, so a column added by a
+ * migration and not to its list (or the reverse) fails here.
+ */
+import assert from "node:assert/strict";
+import ingestSql from "../sql/sqlite/ingest.sql" with { type: "text" };
+import { namedSql, parseNamedSql } from "../src/store/named_sql.ts";
+import { connectPostgres } from "../src/store/postgres/client.ts";
+import { migratePostgres } from "../src/store/postgres/migrate.ts";
+import { columns } from "../src/store/postgres/_ingest_plan.ts";
+import { run } from "../src/store/postgres/_write_tx.ts";
+import { migrate, openDatabase } from "../src/store/sqlite/database.ts";
+import { telemetryMigrations } from "../src/store/sqlite/migrations.ts";
+import {
+  type BoundValue,
+  type ColumnSpec,
+  DOMAIN_HITS,
+  MODEL_CALLS,
+  NEW_SESSIONS,
+  RISK_FLAGS,
+  type TableColumns,
+  tableColumns,
+  TOOL_CALLS,
+  withColumnLists,
+} from "../src/store/table_columns.ts";
+import { createTestDatabase, pgTestUrl } from "./_pg.ts";
+
+/** Each table with its insert statement per engine, in an order the foreign keys accept. */
+const TABLES: readonly {
+  columns: TableColumns<ColumnSpec>;
+  sqlite: string;
+  postgres: string;
+  /** Whether the list names every column of the table (sessions: the rest are counters). */
+  whole: boolean;
+}[] = [
+  { columns: NEW_SESSIONS, sqlite: "ensure_session", postgres: "insert_sessions", whole: false },
+  { columns: TOOL_CALLS, sqlite: "insert_tool_call", postgres: "insert_tool_calls", whole: true },
+  {
+    columns: MODEL_CALLS,
+    sqlite: "insert_model_call",
+    postgres: "insert_model_calls",
+    whole: true,
+  },
+  { columns: RISK_FLAGS, sqlite: "insert_risk_flag", postgres: "insert_risk_flags", whole: true },
+  {
+    columns: DOMAIN_HITS,
+    sqlite: "insert_domain_hit",
+    postgres: "insert_domain_hits",
+    whole: true,
+  },
+];
+
+/** The id of the one tool call, which the flag and the domain hit refer to. */
+const CALL_ID = "tool_calls.id";
+
+/** A row whose every column holds a value no other column holds. */
+function distinctRow(table: TableColumns<ColumnSpec>): Record<string, BoundValue> {
+  const row: Record<string, BoundValue> = {};
+  table.names.forEach((name, i) => {
+    const kind = table.kinds[i]!;
+    if (name === "outcome") row[name] = "ok";
+    else if (name === "call_id") row[name] = CALL_ID;
+    else if (kind.startsWith("text")) row[name] = `${table.table}.${name}`;
+    else if (kind.startsWith("int")) row[name] = 1000 + i;
+    else row[name] = i + 0.25;
+  });
+  return row;
+}
+
+/** Whether each listed column holds the value written to it; and the table's other columns. */
+function checkStored(
+  table: TableColumns<ColumnSpec>,
+  stored: Record<string, unknown>,
+  whole: boolean,
+): void {
+  const written = distinctRow(table);
+  for (const name of table.names) {
+    assert.equal(stored[name], written[name], `${table.table}.${name}`);
+  }
+  if (whole) {
+    assert.deepEqual(
+      Object.keys(stored).filter((name) => name !== "txid").sort(),
+      [...table.names].sort(),
+      `${table.table}: columns of the table vs its column list`,
+    );
+  }
+}
+
+Deno.test("a table's values come in the order of its column names", () => {
+  const table = tableColumns("t", { b: "text", a: "int?", c: "real?" });
+  assert.deepEqual(table.names, ["b", "a", "c"]);
+  assert.deepEqual(table.kinds, ["text", "int?", "real?"]);
+  assert.deepEqual(table.values({ a: 1, b: "x", c: null }), ["x", 1, null]);
+  assert.throws(() => tableColumns("t", { "a); DROP TABLE t; --": "text" }), /Invalid column/);
+});
+
+Deno.test("column placeholders expand per engine and an unknown table fails at start-up", () => {
+  const expanded = withColumnLists({
+    insert: "INSERT INTO domain_hits ({{domain_hits.columns}}) VALUES ({{domain_hits.params}})",
+  }, (position, kind) => `$${position}:${kind}`);
+  assert.equal(
+    expanded.insert,
+    "INSERT INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts) " +
+      "VALUES ($1:text, $2:text, $3:text, $4:text, $5:int, $6:text, $7:int)",
+  );
+  assert.throws(
+    () => withColumnLists({ bad: "INSERT INTO x ({{nope.columns}})" }, () => "?"),
+    /No column list for table: "nope"/,
+  );
+});
+
+Deno.test("SQLite stores each listed column where its list says", () => {
+  const dir = Deno.makeTempDirSync();
+  const db = openDatabase(`${dir}/telemetry.db`);
+  try {
+    migrate(db, telemetryMigrations);
+    const statements = withColumnLists(parseNamedSql(ingestSql), () => "?");
+    for (const { columns: table, sqlite } of TABLES) {
+      const values = table.values(distinctRow(table) as never) as (string | number | null)[];
+      db.prepare(namedSql(statements, sqlite)).run(...values);
+    }
+    for (const { columns: table, whole } of TABLES) {
+      const stored = db.prepare(`SELECT * FROM ${table.table}`).all();
+      assert.equal(stored.length, 1, table.table);
+      checkStored(table, stored[0] as Record<string, unknown>, whole);
+    }
+  } finally {
+    db.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name: "PostgreSQL stores each listed column where its list says",
+  ignore: !pgTestUrl(),
+  async fn() {
+    await using database = await createTestDatabase();
+    const sql = connectPostgres(database.url, { max: 1 });
+    try {
+      await migratePostgres(sql);
+      await sql.begin(async (tx) => {
+        for (const { columns: table, postgres } of TABLES) {
+          await run(tx, postgres, columns([table.values(distinctRow(table) as never)]));
+        }
+      });
+      for (const { columns: table, whole } of TABLES) {
+        const stored = await sql.unsafe(`SELECT * FROM ${table.table}`);
+        assert.equal(stored.length, 1, table.table);
+        checkStored(table, stored[0] as Record<string, unknown>, whole);
+      }
+    } finally {
+      await sql.end();
+    }
+  },
+});
