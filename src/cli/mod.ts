@@ -61,8 +61,8 @@ function resolve(args: string[]): Invocation {
   if (members) {
     const command = members.find((member) => member.name === `${first} ${second}`);
     if (command) return commandOrHelp(command, args.slice(2));
-    if (second === undefined || wantsHelp([second])) {
-      if (second !== undefined) return { kind: "help", text: groupHelpText(first, members) };
+    if (wantsHelp(args.slice(1, 2))) return { kind: "help", text: groupHelpText(first, members) };
+    if (second === undefined || second.startsWith("-")) {
       throw new UsageError(
         `Missing subcommand: ${first} ${
           members.map((member) => member.name.split(" ")[1]).join("|")
