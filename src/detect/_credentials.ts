@@ -13,8 +13,13 @@ import { escapeViews, hasHidingEscape, MAX_ESCAPE_DEPTH } from "./_escapes.ts";
 import type { CredentialRule } from "./_types.ts";
 import { verifiers } from "./_verify.ts";
 import { credentialRules } from "./rules/credentials.ts";
-import { keyWords, type SecretKeyKind, secretKeyKind } from "./rules/_key_names.ts";
-import { fillerSecrets } from "./rules/_placeholders.ts";
+import {
+  keyWords,
+  type SecretKeyKind,
+  secretKeyKind,
+  VENDOR_KEY_NAMES,
+} from "./rules/_key_names.ts";
+import { fillerSecrets, MAX_RUN_CHECKED, repeatedRun } from "./rules/_placeholders.ts";
 
 /** A secret found in one string. */
 export interface SecretMatch {
@@ -88,7 +93,10 @@ const KIND_LABELS: Record<SecretKeyKind, string> = {
 };
 
 /** Vendor names that make a bare `key` a credential (`hubspotKey`). */
-const vendorNames = new Set(credentialRules.flatMap((rule) => rule.names ?? []));
+const vendorNames = new Set([
+  ...VENDOR_KEY_NAMES,
+  ...credentialRules.flatMap((rule) => rule.names ?? []),
+]);
 /** Vendor names whose every credential has its rule's format. */
 const strictVendorNames = new Set(
   credentialRules.flatMap((rule) => rule.strictFormat ? rule.names ?? [] : []),
@@ -233,6 +241,7 @@ function secretOf(
   if (minEntropy > 0 && shannonEntropy(secret) < minEntropy) return undefined;
   if (rule.allow?.some((allow) => allow.test(secret))) return undefined;
   if (fillerSecrets.some((filler) => filler.test(secret))) return undefined;
+  if (secret.length <= MAX_RUN_CHECKED && repeatedRun.test(secret)) return undefined;
   if (rule.verify !== undefined && !verifiers[rule.verify](secret)) return undefined;
   if (rule.keyName !== undefined) {
     const name = rule.key !== undefined ? property : keyOf(match, text);

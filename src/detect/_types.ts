@@ -62,6 +62,20 @@ export interface CredentialRule extends RuleBase {
   strictFormat?: boolean;
   /** A check of the secret beyond its pattern, by name (see `_verify.ts`). */
   verify?: "base64-jwt";
+  /**
+   * The rule's own examples, kept beside it so a change to its pattern or
+   * checks shows at once: `matches` are texts in which this rule names a
+   * secret (the evidence carries its label), `nonMatches` near misses that
+   * must raise no credential flag at all. Rules with `key` take JSON
+   * documents. Run by `tests/detect_rules_test.ts`.
+   */
+  examples: RuleExamples;
+}
+
+/** Texts a rule must find a secret in, and near misses it must leave alone. */
+export interface RuleExamples {
+  matches: string[];
+  nonMatches: string[];
 }
 
 /** A destructive command or statement. */

@@ -9,8 +9,8 @@
 
 /** Variables, templates, masks and "your-key-here" style placeholders. */
 export const placeholderSecrets: RegExp[] = [
-  // $PASS, ${DB_PASS}, $(cat file), %(password)s, {{ secret }}, <password>, [PASSWORD]
-  /^\$|\$\{|\{\{|\}\}|%\(|<[^>]*>|^<|>$|^%s$|^\[[^\]]*\]$/,
+  // $PASS, ${DB_PASS}, $(cat file), %(password)s, {{ secret }}, <password>, [PASSWORD], %NUGET_PASSWORD%
+  /^\$|\$\{|\{\{|\}\}|%\(|<[^>]*>|^<|>$|^%s$|^\[[^\]]*\]$|^%[A-Za-z_][\w.-]*%$/,
   // ***, xxxx, ..., ####, ????
   /^[*xX.#?_-]+$/,
   /(?:your|my|the)[_-]?(?:api|secret|password|pass|token|key|access|auth|client|db|app)/i,
@@ -20,15 +20,26 @@ export const placeholderSecrets: RegExp[] = [
 /**
  * Values no credential of any vendor looks like: alphabet and keyboard runs
  * (`abcdefghijklmnopqrstuvwxyz123`, `1234567890`), one character repeated,
- * text cut short (`ops_eyJzaWdu...`, `…`), and a marker left by redaction.
- * Applied to every rule: a random token holds a run of six in a row about
- * once in a billion draws.
+ * text cut short (`ops_eyJzaWdu...`, `…`), a marker left by redaction and
+ * "put your token here" inside a token's shape. Applied to every rule: a
+ * random token holds a run of six in a row about once in a billion draws.
  */
 export const fillerSecrets: RegExp[] = [
   /abcdef|bcdefg|cdefgh|defghi|efghij|fghijk|ghijkl|hijklm|ijklmn|jklmno|klmnop|lmnopq|mnopqr|nopqrs|opqrst|pqrstu|qrstuv|rstuvw|stuvwx|tuvwxy|uvwxyz|012345|123456|234567|345678|456789|qwerty|asdfgh|zxcvbn/i,
   /^(.)\1+$/,
   /\.{2,}$|…|\[redacted/i,
+  /put[_-]?your|your[_-]?(?:token|key|secret|password)[_-]?here/i,
 ];
+
+/**
+ * Low variety in a short secret: one character eight times in a row
+ * (`sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa`). Only for secrets of at
+ * most {@link MAX_RUN_CHECKED} characters: long base64 (keys, certificates)
+ * holds runs of `A` from its zero bytes.
+ */
+export const repeatedRun = /(.)\1{7}/;
+/** Longest secret {@link repeatedRun} is tested on. */
+export const MAX_RUN_CHECKED = 100;
 
 /** Well-known default or throwaway passwords of local services and tutorials. */
 export const defaultPasswords: RegExp[] = [
@@ -53,5 +64,5 @@ export const codeValues: RegExp[] = [
   /^(?:[a-z][a-z0-9+.-]*:\/\/|\.{0,2}\/|~\/)/i,
   /^(?:true|false|null|none|nil|undefined)$/i,
   // text in another script (a localized message under a `pass` key): secrets are ASCII
-  /[^\x00-\x7F]/,
+  /[\u0080-\uFFFF]/,
 ];
