@@ -11,7 +11,7 @@
  * @module
  */
 import { resolveServeConfig, type ServeFlags } from "../src/config.ts";
-import { type RunningServer, type ServeOverrides, startServer } from "../src/http/server.ts";
+import { type RunningServer, type ServeOverrides, startServer } from "../src/server/server.ts";
 import { openKeyStoreFor } from "../src/store/open_stores.ts";
 import type { KeyStoreApi } from "../src/store/stores.ts";
 import { createTestDatabase, pgTestUrl, type TestDatabase } from "./_pg.ts";

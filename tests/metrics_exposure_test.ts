@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { serveFlags, serveFlagSpec } from "../src/cli/serve.ts";
 import { parseFlags } from "../src/cli/usage.ts";
 import { metricsAccessOf, resolveServeConfig } from "../src/config.ts";
-import { createIngestApp } from "../src/http/ingest_app.ts";
+import { createIngestApp } from "../src/server/ingest_app.ts";
 import { agentLabel, ServiceMetrics } from "../src/http/metrics.ts";
 import { openKeyStoreFor } from "../src/store/open_stores.ts";
 import { engineTest, startTestServer } from "./_harness.ts";

@@ -15,7 +15,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { resolveServeConfig } from "../../src/config.ts";
-import { startServer } from "../../src/http/server.ts";
+import { startServer } from "../../src/server/server.ts";
 import { openKeyStoreFor } from "../../src/store/open_stores.ts";
 import { REAL_FIXTURES, writeRecording } from "./_fixtures.ts";
 import { installAgent, installDir } from "./_install.ts";

@@ -8,7 +8,7 @@
  */
 import { generateExports } from "../demo/mod.ts";
 import { resolveServeConfig } from "../config.ts";
-import { startServer } from "../http/server.ts";
+import { startServer } from "../server/server.ts";
 import { announce, log } from "../log.ts";
 import { openKeyStoreFor } from "../store/open_stores.ts";
 import type { KeyStoreApi } from "../store/stores.ts";

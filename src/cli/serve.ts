@@ -13,7 +13,7 @@ import {
   settingEntries,
 } from "../config.ts";
 import { UserInputError } from "../errors.ts";
-import { startServer } from "../http/server.ts";
+import { startServer } from "../server/server.ts";
 import { log } from "../log.ts";
 import { type CommandDef, type FlagDef, JSON_FLAG, type ParsedFlags } from "./flags.ts";
 

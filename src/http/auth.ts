@@ -1,9 +1,10 @@
 /**
  * Bearer authentication of the query API (spec §5) and the ingest listener.
+ * It knows keys only as a check that names a principal, so the toolkit needs
+ * no store.
  *
  * @module
  */
-import type { ApiPrincipal, Awaitable, IngestPrincipal, KeyVerifier } from "../store/stores.ts";
 import { ApiError } from "./responses.ts";
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/;
@@ -15,31 +16,23 @@ export function bearerToken(header: string | null): string | null {
   return BEARER.exec(header)?.[1] ?? null;
 }
 
-async function verify<P>(check: () => Awaitable<P | null>): Promise<P> {
+/** What a key store answers for an API key: the principal it stands for, or null. */
+export interface ApiKeyCheck<P> {
+  verifyApiKey(token: string): P | null | Promise<P | null>;
+}
+
+/** The organization an API request speaks for; 401, or 503 when the key store fails. */
+export async function authenticateApiRequest<P>(
+  request: Request,
+  keys: ApiKeyCheck<P>,
+): Promise<P> {
+  const token = bearerToken(request.headers.get("authorization"));
   let principal: P | null;
   try {
-    principal = await check();
+    principal = token === null ? null : await keys.verifyApiKey(token);
   } catch {
     throw new ApiError(503, "keystore_unavailable", "the key store is unavailable; retry later");
   }
   if (principal === null) throw new ApiError(401, "unauthenticated", UNAUTHENTICATED);
   return principal;
-}
-
-/** The organization an API request speaks for; 401 or 503 otherwise. */
-export function authenticateApiRequest(
-  request: Request,
-  keys: KeyVerifier,
-): Promise<ApiPrincipal> {
-  const token = bearerToken(request.headers.get("authorization"));
-  return verify(() => token === null ? null : keys.verifyApiKey(token));
-}
-
-/** The organization and actor an ingest request speaks for; 401 or 503 otherwise. */
-export function authenticateIngestRequest(
-  request: Request,
-  keys: KeyVerifier,
-): Promise<IngestPrincipal> {
-  const token = bearerToken(request.headers.get("authorization"));
-  return verify(() => token === null ? null : keys.verifyIngestKey(token));
 }

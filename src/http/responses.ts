@@ -45,25 +45,48 @@ export function textResponse(status: number, text: string, headers: HeadersInit 
   });
 }
 
+/** How the query API answers one kind of engine-neutral error. */
+interface ErrorAnswer {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  retryAfterSeconds?: number;
+}
+
+/**
+ * The one table from an engine-neutral error class (`src/errors.ts`, raised
+ * by either engine) to its status, code and message, so no listener knows
+ * which engine failed. A write the store refuses for a while
+ * (`StoreUnavailableError`) is a refusal of the export path, whose listeners
+ * answer it in their own protocol (`otlp_export.ts`).
+ */
+const NEUTRAL_ERROR_ANSWERS: ReadonlyArray<readonly [new (message: string) => Error, ErrorAnswer]> =
+  [
+    [QueryQueueFullError, {
+      status: 503,
+      code: "overloaded",
+      message: "too many queries in progress; retry later",
+      retryAfterSeconds: 1,
+    }],
+    [QueryTimeoutError, {
+      status: 500,
+      code: "internal",
+      message: "query exceeded the time limit; narrow the time range or filters and retry",
+    }],
+  ];
+
 /** The spec's error body for any error; unexpected ones are logged and hidden. */
 export function errorResponse(error: unknown, log: (error: unknown) => void): Response {
   if (error instanceof ApiError) {
     return jsonResponse({ error: { code: error.code, message: error.message } }, error.status);
   }
-  if (error instanceof QueryQueueFullError) {
-    return jsonResponse(
-      { error: { code: "overloaded", message: "too many queries in progress; retry later" } },
-      503,
-      { "retry-after": "1" },
-    );
-  }
-  if (error instanceof QueryTimeoutError) {
-    return jsonResponse({
-      error: {
-        code: "internal",
-        message: "query exceeded the time limit; narrow the time range or filters and retry",
-      },
-    }, 500);
+  const answer = NEUTRAL_ERROR_ANSWERS.find(([type]) => error instanceof type)?.[1];
+  if (answer) {
+    const { status, code, message, retryAfterSeconds } = answer;
+    const headers: Record<string, string> = retryAfterSeconds === undefined
+      ? {}
+      : { "retry-after": String(retryAfterSeconds) };
+    return jsonResponse({ error: { code, message } }, status, headers);
   }
   log(error);
   return jsonResponse({ error: { code: "internal", message: "internal error; retry later" } }, 500);

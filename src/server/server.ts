@@ -17,15 +17,15 @@ import type { RetentionResult } from "../store/stores.ts";
 import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";
-import { ServiceMetrics } from "./metrics.ts";
+import { ServiceMetrics } from "../http/metrics.ts";
 import {
   DEFAULT_READ_DEADLINES,
   type HttpListener,
   type ReadDeadlines,
   serveWithDeadlines,
 } from "./read_deadlines.ts";
-import { createQueryApp } from "./query_app.ts";
-import type { Route } from "./router.ts";
+import { createQueryApp } from "../http/query_app.ts";
+import type { Route } from "../http/router.ts";
 
 /** A running server. */
 export interface RunningServer {

@@ -18,7 +18,7 @@ import {
   type Signal,
 } from "../ingest/otlp/mod.ts";
 import { type GrpcFailure, type GrpcStatusName, statusTrailers } from "./grpc_status.ts";
-import { recordRequest } from "./observe.ts";
+import { recordRequest } from "../http/observe.ts";
 import {
   type ExportRefusal,
   type OtlpExportDeps,

@@ -19,8 +19,8 @@ import {
 } from "../ingest/otlp/mod.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import type { KeyVerifier, TelemetryWriterApi } from "../store/stores.ts";
-import { bearerToken } from "./auth.ts";
-import type { ServiceMetrics } from "./metrics.ts";
+import { bearerToken } from "../http/auth.ts";
+import type { ServiceMetrics } from "../http/metrics.ts";
 import { reportUnmapped } from "./unmapped.ts";
 
 /** What an export needs from the server. */

@@ -11,12 +11,12 @@ import type { MetricsAccess } from "../config.ts";
 import { encodeExportResponse, encodingOf, readBody, type Signal } from "../ingest/otlp/mod.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import type { TelemetryWriterApi } from "../store/stores.ts";
-import { bearerToken } from "./auth.ts";
-import type { ServiceMetrics } from "./metrics.ts";
-import { observed } from "./observe.ts";
+import { bearerToken } from "../http/auth.ts";
+import type { ServiceMetrics } from "../http/metrics.ts";
+import { observed } from "../http/observe.ts";
 import { type ExportRefusal, type OtlpExportOutcome, receiveOtlpExport } from "./otlp_export.ts";
-import { readyResponse, requestTooLarge } from "./query_app.ts";
-import { errorResponse, jsonResponse, textResponse } from "./responses.ts";
+import { readyResponse, requestTooLarge } from "../http/query_app.ts";
+import { errorResponse, jsonResponse, textResponse } from "../http/responses.ts";
 
 /** What the ingest app needs. */
 export interface IngestAppDeps {

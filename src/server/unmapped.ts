@@ -7,7 +7,7 @@
  */
 import type { UnmappedRecords } from "../ingest/receive.ts";
 import { log } from "../log.ts";
-import type { ServiceMetrics } from "./metrics.ts";
+import type { ServiceMetrics } from "../http/metrics.ts";
 
 /** How many distinct (agent, reason, event name) triples are remembered as logged. */
 const MAX_REMEMBERED = 1_000;
