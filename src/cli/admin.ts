@@ -14,12 +14,15 @@ import {
   type CommandDef,
   DATA_FLAG,
   DATABASE_FLAG,
+  databaseOf,
+  dataDirOf,
   type FlagDef,
   JSON_FLAG,
   type ParsedFlags,
+  required,
 } from "./flags.ts";
 import { requireStore } from "./store_presence.ts";
-import { databaseOf, dataDirOf, printResult, required } from "./usage.ts";
+import { printResult } from "./usage.ts";
 
 interface AdminCommand {
   name: string;

@@ -4,8 +4,8 @@
  * @module
  */
 import { backupDataDir, restoreDataDir } from "../store/sqlite/backup.ts";
-import { type CommandDef, DATA_FLAG, JSON_FLAG } from "./flags.ts";
-import { dataDirOf, printResult, required } from "./usage.ts";
+import { type CommandDef, DATA_FLAG, dataDirOf, JSON_FLAG, required } from "./flags.ts";
+import { printResult } from "./usage.ts";
 
 /** `backup`: copies the stores of `--data` into `--out`, consistent while the server runs. */
 export const backupCommand: CommandDef = {

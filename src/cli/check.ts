@@ -6,9 +6,9 @@
  * @module
  */
 import { ALLOW_EMPTY_STORE_FLAG, checkDataFiles } from "../store/sqlite/file_checks.ts";
-import { type CommandDef, DATA_FLAG, JSON_FLAG } from "./flags.ts";
+import { type CommandDef, DATA_FLAG, dataDirOf, JSON_FLAG } from "./flags.ts";
 import { requireStore } from "./store_presence.ts";
-import { dataDirOf, printResult } from "./usage.ts";
+import { printResult } from "./usage.ts";
 
 /** `check`: a problem is one line and exit code 2 (a `DataFileError`). */
 export const checkCommand: CommandDef = {

@@ -6,9 +6,16 @@
  * @module
  */
 import { openRescanner } from "../store/open_stores.ts";
-import { type CommandDef, DATA_FLAG, DATABASE_FLAG, JSON_FLAG } from "./flags.ts";
+import {
+  type CommandDef,
+  DATA_FLAG,
+  DATABASE_FLAG,
+  databaseOf,
+  dataDirOf,
+  JSON_FLAG,
+} from "./flags.ts";
 import { requireStore } from "./store_presence.ts";
-import { databaseOf, dataDirOf, printResult } from "./usage.ts";
+import { printResult } from "./usage.ts";
 
 const BATCH = 1000;
 

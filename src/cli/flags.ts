@@ -172,3 +172,32 @@ function parseProblem(error: unknown, command: Pick<CommandDef, "flags">): strin
   }
   return message;
 }
+
+/**
+ * The PostgreSQL store, when one is named: `--database`, else
+ * `AGENT_TELEMETRY_DATABASE_URL`; null for the embedded files of the data directory.
+ */
+export function databaseOf(flags: ParsedFlags): string | null {
+  const url = flags.text("database") ?? null;
+  if (url !== null && !/^postgres(ql)?:\/\/\S+$/.test(url)) {
+    const shown = url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, "$1***@");
+    throw new UsageError(
+      `Invalid database URL: ${JSON.stringify(shown)} from ${
+        flags.source("database")
+      } (expected postgres://USER@HOST:PORT/DB)`,
+    );
+  }
+  return url;
+}
+
+/** The data directory a command works on: `--data`, else its variable, else its default. */
+export function dataDirOf(flags: ParsedFlags): string {
+  return flags.text("data") ?? "./data";
+}
+
+/** A required flag's value (presence is checked when parsing). */
+export function required(flags: ParsedFlags, name: string): string {
+  const value = flags.text(name);
+  if (value === undefined || value === "") throw new UsageError(`Missing required flag: --${name}`);
+  return value;
+}

@@ -10,8 +10,16 @@
 import { UserInputError } from "../errors.ts";
 import { log } from "../log.ts";
 import { copyDataDirToPostgres, type CopyProgress } from "../store/postgres/copy_from_sqlite.ts";
-import { type CommandDef, DATA_FLAG, DATABASE_FLAG, JSON_FLAG, type ParsedFlags } from "./flags.ts";
-import { databaseOf, dataDirOf, printResult, UsageError } from "./usage.ts";
+import {
+  type CommandDef,
+  DATA_FLAG,
+  DATABASE_FLAG,
+  databaseOf,
+  dataDirOf,
+  JSON_FLAG,
+  type ParsedFlags,
+} from "./flags.ts";
+import { printResult, UsageError } from "./usage.ts";
 
 const DEFAULT_BATCH = 1000;
 const MAX_BATCH = 50_000;
