@@ -1,6 +1,6 @@
 /**
  * Detection cost per tool call on the bench mix (`scripts/bench.ts`'s
- * detection phase: gen.ts tool calls, redaction on), as a distribution:
+ * detection phase: src/demo/ tool calls, redaction on), as a distribution:
  *
  *   deno run --allow-all scripts/_detect_bench.ts [--ms 3000]
  *
@@ -16,7 +16,7 @@ import { type DetectInput, detectToolCall } from "../src/detect/mod.ts";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
 import type { ToolCallEvent } from "../src/ingest/types.ts";
-import { encodeJson, generateExports } from "./gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
 
 const budgetMs = Deno.args[0] === "--ms" ? Number(Deno.args[1]) : 3000;
 const inputs: DetectInput[] = [];

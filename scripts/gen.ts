@@ -7,10 +7,6 @@
 import { parseArgs } from "node:util";
 import { encodeJson, generateExports, type GenOptions } from "../src/demo/mod.ts";
 
-// Until every importer names src/demo/mod.ts (files other engineers are editing): issue #19.
-export { encodeJson, generateExports, type GenOptions };
-export type { GeneratedExport } from "../src/demo/mod.ts";
-
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,

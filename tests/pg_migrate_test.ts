@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { generateExports } from "../scripts/gen.ts";
+import { generateExports } from "../src/demo/mod.ts";
 import { Retention } from "../src/store/sqlite/retention.ts";
 import { openDatabase } from "../src/store/sqlite/database.ts";
 import { openKeyStoreFor } from "../src/store/open_stores.ts";

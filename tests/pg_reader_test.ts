@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { encodeJson, generateExports } from "../scripts/gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
 import { openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
 import { connectPostgres, numberPlaceholders, type Sql } from "../src/store/postgres/client.ts";

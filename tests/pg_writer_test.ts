@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { encodeJson, generateExports } from "../scripts/gen.ts";
+import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
 import type {
   DecisionEvent,

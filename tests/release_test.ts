@@ -103,7 +103,7 @@ Deno.test({
         "app/main.ts",
         "app/src/store/sqlite/read_worker.ts",
         "app/src/store/sqlite/writer_worker.ts",
-        "app/scripts/gen.ts",
+        "app/src/demo/mod.ts",
         "app/sql/sqlite/ingest.sql",
         "app/node_modules/@duckdb/node-api/package.json",
         `${BINDINGS}/duckdb.node`,
