@@ -52,10 +52,6 @@ function withFlags(flags: string, extra: string): string {
   return out;
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}
-
 /** Rule indexes by keyword, each keyword also standing for the keywords inside it. */
 const rulesByKeyword = new Map<string, number[]>();
 {
@@ -68,14 +64,61 @@ const rulesByKeyword = new Map<string, number[]>();
     rulesByKeyword.set(keyword, indexes);
   }
 }
+
+/** A keyword of the prefilter: its characters after the first two, and the rules it calls for. */
+interface KeywordEntry {
+  rest: number[];
+  rules: number[];
+}
 /**
- * All keywords in one case-insensitive pattern, run on the text as is:
- * lower-casing a text first costs more than the `i` flag does.
+ * Keywords by their first two characters (`c0 << 7 | c1`, both ASCII and
+ * lower-case): the keyword pass reads a text once, one pair of characters at a
+ * time, instead of running a pattern of every keyword over it, which costs
+ * several times more on the short texts most tool calls hold.
  */
-const keywordRegex = new RegExp(
-  [...rulesByKeyword.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"),
-  "gi",
-);
+const keywordsByPair: (KeywordEntry[] | undefined)[] = new Array(128 * 128);
+for (const [keyword, rules] of rulesByKeyword) {
+  const codes = [...keyword].map((char) => char.charCodeAt(0));
+  if (codes.length < 2 || codes.some((code) => code > 127)) {
+    throw new Error(`Credential keyword must be two ASCII characters or more: "${keyword}"`);
+  }
+  const pair = (codes[0]! << 7) | codes[1]!;
+  (keywordsByPair[pair] ??= []).push({ rest: codes.slice(2), rules });
+}
+
+/** The rules one document's keywords call for; reused (and cleared) by every document. */
+const wantedScratch = new Uint8Array(compiled.length);
+
+/** The character code lower-cased when it is an ASCII capital. */
+function lowerCode(code: number): number {
+  return code >= 65 && code <= 90 ? code | 32 : code;
+}
+
+/** Marks in `wanted` the rules whose keywords occur in the text (case-insensitive); true if any. */
+function markKeywordRules(text: string, wanted: Uint8Array): boolean {
+  let any = false;
+  const last = text.length - 1;
+  let next = last >= 0 ? lowerCode(text.charCodeAt(0)) : 0;
+  for (let at = 0; at < last; at++) {
+    const first = next;
+    next = lowerCode(text.charCodeAt(at + 1));
+    if (first > 127 || next > 127) continue;
+    const entries = keywordsByPair[(first << 7) | next];
+    if (entries === undefined) continue;
+    for (const entry of entries) {
+      const rest = entry.rest;
+      if (at + 2 + rest.length > text.length) continue;
+      let index = 0;
+      while (index < rest.length && lowerCode(text.charCodeAt(at + 2 + index)) === rest[index]) {
+        index++;
+      }
+      if (index < rest.length) continue;
+      for (const rule of entry.rules) wanted[rule] = 1;
+      any = true;
+    }
+  }
+  return any;
+}
 
 /**
  * Least entropy of a secret of 16 characters or more when its rule sets none:
@@ -123,17 +166,11 @@ export class CredentialDocument {
       // One level more than a string's: the document's own JSON encoding.
       for (const view of escapeViews(raw, MAX_ESCAPE_DEPTH + 1)) this.#searchable.push(view.text);
     }
-    const wanted = new Uint8Array(compiled.length);
+    const wanted = wantedScratch;
     let any = false;
-    for (const text of this.#searchable) {
-      keywordRegex.lastIndex = 0;
-      for (let match = keywordRegex.exec(text); match !== null; match = keywordRegex.exec(text)) {
-        for (const index of rulesByKeyword.get(match[0].toLowerCase())!) wanted[index] = 1;
-        any = true;
-        keywordRegex.lastIndex = match.index + 1;
-      }
-    }
+    for (const text of this.#searchable) any = markKeywordRules(text, wanted) || any;
     this.#rules = any ? compiled.filter((_, index) => wanted[index] === 1) : [];
+    if (any) wanted.fill(0);
   }
 
   /** True when no rule can match anywhere in the document. */

@@ -6,15 +6,28 @@
 export function shannonEntropy(text: string): number {
   const length = text.length;
   if (length === 0) return 0;
-  const counts = new Map<number, number>();
+  // Secrets are ASCII: count those in a reused table, anything else in a map.
+  let others: Map<number, number> | undefined;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
-    counts.set(code, (counts.get(code) ?? 0) + 1);
+    if (code < 128) asciiCounts[code]!++;
+    else (others ??= new Map()).set(code, (others.get(code) ?? 0) + 1);
   }
   let entropy = 0;
-  for (const count of counts.values()) {
+  const add = (count: number) => {
     const p = count / length;
     entropy -= p * Math.log2(p);
+  };
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 128 && asciiCounts[code]! > 0) {
+      add(asciiCounts[code]!);
+      asciiCounts[code] = 0;
+    }
   }
+  if (others !== undefined) { for (const count of others.values()) add(count); }
   return entropy;
 }
+
+/** Counts of ASCII characters, all zero between calls. */
+const asciiCounts = new Int32Array(128);
