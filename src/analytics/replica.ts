@@ -200,6 +200,7 @@ export class Replica {
           reason: existing.reason,
         });
       }
+      await removeReplicaFiles(options.path);
       const { instance, connection } = await createReplicaFile(options.path, source);
       return new Replica(options, source, instance, connection, NO_PROGRESS, existing.reason);
     } catch (error) {
