@@ -13,7 +13,7 @@
  * seeded generator of strings matching a regular expression).
  *
  * One line per example: `{"source","family","rule","label":"tp"|"fp","form",
- * "text","secret"?,"vendor"?}`. `form` is the template of
+ * "text","secret"?,"vendor"?,"arguable"?}`. `form` is the template of
  * `GenerateSampleSecrets` (`ini - quoted1`, `go - backticks`, …) or `literal`;
  * `secret` is known for generated samples; `vendor` is true when the rule
  * finds the secret by its own format rather than by a keyword beside it
@@ -484,6 +484,35 @@ interface Example {
   text: string;
   secret?: string;
   vendor?: boolean;
+  /**
+   * Why a false positive is arguable, if it is: it holds a value the rule
+   * rejects only by listing it (an allowlisted literal such as Firebase's
+   * published example keys), or it is (or holds the secret of) another rule's
+   * true positive. The scorer reports false alarms with and without these.
+   */
+  arguable?: string;
+}
+
+/**
+ * Values a rule's allowlist names one by one: regular expressions of a rule's
+ * `Allowlists` with no operator in them, 16 characters or more.
+ */
+function allowlistedLiterals(ruleText: string): string[] {
+  const start = ruleText.search(/Allowlists?:/);
+  if (start < 0) return [];
+  const end = ruleText.search(/\/\/ validate|\btps\s*:?=/);
+  const literals: string[] = [];
+  for (
+    const m of ruleText.slice(start, end < start ? undefined : end).matchAll(
+      /MustCompile\(`([^`]*)`\)/g,
+    )
+  ) {
+    const literal = m[1]!.replaceAll("\\.", ".");
+    if (literal.length >= 16 && /^[\w\-.~+/=]+$/.test(literal) && !/\.[*+?]/.test(m[1]!)) {
+      literals.push(literal);
+    }
+  }
+  return literals;
 }
 
 /** gitleaks' jwt-base64 examples: each JOSE header value, base64-wrapped four ways. */
@@ -593,6 +622,7 @@ for (const path of files) {
       skipped.push(`${ruleId}: no examples evaluated`);
       continue;
     }
+    const allowlisted = allowlistedLiterals(fn.text);
     for (const [label, list] of [["tp", validated[0]], ["fp", validated[1]]] as const) {
       if (!Array.isArray(list)) continue;
       for (const text of list) {
@@ -609,9 +639,27 @@ for (const path of files) {
           example.secret = sample.secret;
           example.vendor = vendor;
         }
+        const literal = allowlisted.find((value) => text.includes(value));
+        if (label === "fp" && literal !== undefined) {
+          example.arguable = `allowlisted value ${literal.slice(0, 12)}…`;
+        }
         examples.push(example);
       }
     }
+  }
+}
+
+// A false positive that is another rule's true positive, or holds its secret.
+{
+  const truePositives = examples.filter((e) => e.label === "tp");
+  for (const example of examples) {
+    if (example.label !== "fp" || example.arguable !== undefined) continue;
+    const other = truePositives.find((tp) =>
+      tp.rule !== example.rule &&
+      (tp.text === example.text ||
+        (tp.secret !== undefined && tp.secret.length >= 16 && example.text.includes(tp.secret)))
+    );
+    if (other !== undefined) example.arguable = `true positive of ${other.rule}`;
   }
 }
 
@@ -621,10 +669,11 @@ const out = `${outDir.replace(/\/$/, "")}/gitleaks.jsonl`;
 await Deno.writeTextFile(out, examples.map((e) => JSON.stringify(e)).join("\n") + "\n");
 const rules = new Set(examples.map((e) => e.rule));
 const tps = examples.filter((e) => e.label === "tp").length;
+const arguable = examples.filter((e) => e.arguable !== undefined).length;
 console.log(
   `gitleaks ${commit.slice(0, 7)}: ${rules.size} rules, ${tps} true positives, ${
     examples.length - tps
-  } false positives → ${out}`,
+  } false positives (${arguable} arguable) → ${out}`,
 );
 if (skipped.length > 0) {
   console.log(`${skipped.length} statements not evaluated:\n  ${skipped.join("\n  ")}`);

@@ -11,7 +11,8 @@
  * numbered, as Claude Code shows a file). A text with a `secret` of a vendor
  * format is also placed standing alone (`printf` of the bare token; a file
  * holding only it). A true positive counts when `credential_detected` is
- * raised; a false alarm when it is raised on a false positive. Redaction is
+ * raised; a false alarm when it is raised on a false positive (reported also
+ * without the false positives the corpus marks `arguable`). Redaction is
  * checked on every detected secret: no run of 8 of its characters may survive.
  *
  * Then, unless `--benign-mb 0`, the real-text precision run: text files under
@@ -69,6 +70,8 @@ interface LabelledText {
   form?: string;
   secret?: string;
   vendor?: boolean;
+  /** Why a false positive is arguable (see `_detect_yardstick.ts`). */
+  arguable?: string;
 }
 
 /** A case of our own corpus, already placed in a tool call. */
@@ -148,6 +151,8 @@ interface CorpusScore {
   path: string;
   recall: Record<"bash" | "read", Tally>;
   falseAlarms: Record<"bash" | "read", Tally>;
+  /** False alarms on the false positives that are not arguable. */
+  clearFalseAlarms: Record<"bash" | "read", Tally>;
   alone: Record<"alone-bash" | "alone-read", Tally>;
   aloneContext: Record<"alone-bash" | "alone-read", Tally>;
   redaction: Tally;
@@ -164,6 +169,7 @@ function scoreCorpus(path: string, lines: unknown[], options: Options): CorpusSc
     path,
     recall: { bash: tally(), read: tally() },
     falseAlarms: { bash: tally(), read: tally() },
+    clearFalseAlarms: { bash: tally(), read: tally() },
     alone: { "alone-bash": tally(), "alone-read": tally() },
     aloneContext: { "alone-bash": tally(), "alone-read": tally() },
     redaction: tally(),
@@ -206,11 +212,14 @@ function scoreCorpus(path: string, lines: unknown[], options: Options): CorpusSc
         } else score.misses.push(`${entry.rule} [${placement}, ${form}]: ${entry.text}`);
       } else {
         score.falseAlarms[placement].n++;
+        if (entry.arguable === undefined) score.clearFalseAlarms[placement].n++;
         fam.fp.n++;
         if (evidence !== undefined) {
           score.falseAlarms[placement].hit++;
+          if (entry.arguable === undefined) score.clearFalseAlarms[placement].hit++;
           fam.fp.hit++;
-          score.alarms.push(`${entry.rule} [${placement}] ${evidence}: ${entry.text}`);
+          const why = entry.arguable === undefined ? "" : ` (arguable: ${entry.arguable})`;
+          score.alarms.push(`${entry.rule} [${placement}] ${evidence}${why}: ${entry.text}`);
         }
       }
     }
@@ -370,6 +379,7 @@ if (options.json) {
       path: r.path,
       recall: r.recall,
       falseAlarms: r.falseAlarms,
+      clearFalseAlarms: r.clearFalseAlarms,
       alone: r.alone,
       aloneContext: r.aloneContext,
       redaction: r.redaction,
@@ -402,6 +412,14 @@ for (const r of results) {
         pct(r.falseAlarms.read)
       }  (${r.falseAlarms.bash.n} false positives each)`,
     );
+    const arguable = r.falseAlarms.bash.n - r.clearFalseAlarms.bash.n;
+    if (arguable > 0) {
+      console.log(
+        `  without the ${arguable} arguable ones  bash ${pct(r.clearFalseAlarms.bash)}  read ${
+          pct(r.clearFalseAlarms.read)
+        }  (${r.clearFalseAlarms.bash.n} each)`,
+      );
+    }
     console.log(
       `alone, vendor formats   bash ${pct(r.alone["alone-bash"])}  read ${
         pct(r.alone["alone-read"])
