@@ -108,6 +108,7 @@ export async function overviewView({ params }) {
         { label: "Errors", values: activity.series.map((p) => p.errors), colour: "--error" },
       ],
       bars: true,
+      height: 300,
     }),
   );
   activityPanel.classList.add("wide");
@@ -199,7 +200,7 @@ function controls(state) {
 }
 
 function topToolsPanel(body, filters) {
-  const rows = body.breakdown.slice(0, 12);
+  const rows = body.breakdown.slice(0, 10);
   return panel(
     "Top tools",
     h(

@@ -36,9 +36,9 @@ export async function sessionView({ id }) {
     fact("Span", duration(s.total_duration_ms)),
     fact(
       "Tool calls",
-      `${count(s.tool_call_count)} (${count(s.success_count)} ok, ${count(s.error_count)} errors, ${
-        count(s.tool_call_count - s.success_count - s.error_count)
-      } denied)`,
+      `${count(s.tool_call_count)} (${count(s.success_count)} ok, ${count(s.error_count)} ${
+        s.error_count === 1 ? "error" : "errors"
+      }, ${count(s.tool_call_count - s.success_count - s.error_count)} denied)`,
     ),
     fact("Model cost", s.cost_usd > 0 ? usd(s.cost_usd) : "none reported"),
   );

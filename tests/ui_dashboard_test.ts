@@ -1,0 +1,488 @@
+/// <reference lib="dom" />
+/**
+ * The dashboard in a real headless Chromium against the real server on demo data (issue #17).
+ *
+ * The test re-runs this file inside a new network namespace that has only loopback
+ * (`unshare -n`, `ip link set lo up`): Chromium and the server it talks to cannot reach anything
+ * else, and every request the page makes must go to 127.0.0.1 or the test fails. Inside, the
+ * `demo` command serves synthetic telemetry, one call with a secret and a destructive command is
+ * added through the ingest listener, and the browser signs in, reads, filters, pages and drills
+ * down as a person would. Screenshots go to `docs/screenshots/`.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import axeSource from "axe-core/axe.min.js" with { type: "text" };
+import type { Page } from "puppeteer-core";
+import { claudeExport, toolDecision, toolResult } from "./_otlp.ts";
+import { CHROMIUM, launchBrowser, offLoopback } from "./_ui_browser.ts";
+
+const INSIDE = Deno.env.get("AGENT_TELEMETRY_UI_NETNS") === "1";
+const ROOT = new URL("..", import.meta.url).pathname;
+const SCREENSHOTS = `${ROOT}docs/screenshots`;
+const KEY_ITEM = "agent-telemetry.api-key";
+const SECRET = "ghp_FAKE7Zt4Vw9Xy3Bn6Lc1Pd5Fg0Hj2Sa4QeR8";
+const numbers = new Intl.NumberFormat("en-US");
+
+if (!INSIDE) {
+  Deno.test("dashboard browser tests pass inside a network namespace with only loopback", async () => {
+    assert(
+      await Deno.stat(CHROMIUM).then(() => true, () => false),
+      `${CHROMIUM} is missing: apt-get install -y chromium`,
+    );
+    const env: Record<string, string> = {
+      ...Deno.env.toObject(),
+      AGENT_TELEMETRY_UI_NETNS: "1",
+      NO_COLOR: "1",
+    };
+    // PostgreSQL is not reachable from inside the namespace; the demo runs on the embedded store.
+    delete env.AGENT_TELEMETRY_TEST_DATABASE_URL;
+    const root = Deno.uid() === 0 ? [] : ["--map-root-user"];
+    const output = await new Deno.Command("unshare", {
+      args: [
+        ...root,
+        "--net",
+        "--",
+        "sh",
+        "-c",
+        'ip link set lo up && exec "$0" test --allow-all "$1"',
+        Deno.execPath(),
+        new URL(import.meta.url).pathname,
+      ],
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+    // deno-lint-ignore no-console
+    if (!output.success) console.error(text);
+    assert(output.success, "the dashboard tests failed inside the namespace (output above)");
+    const paint = /overview figures painted after .*/.exec(text);
+    // deno-lint-ignore no-console
+    if (paint) console.log(paint[0]);
+    assert(/ok \| \d+ passed \(\d+ steps\) \| 0 failed/.test(text), text);
+  });
+} else {
+  Deno.test("the dashboard signs in, shows the API's numbers, filters, pages and drills down", async (t) => {
+    const interfaces = Deno.networkInterfaces().filter((i) => i.name !== "lo");
+    assert.deepEqual(interfaces.map((i) => i.name), [], "not in a loopback-only namespace");
+
+    await using demo = await startDemo();
+    const leaky = await addLeakyCall(demo);
+    const api = async (path: string) => {
+      const response = await fetch(demo.queryUrl + path, {
+        headers: { authorization: `Bearer ${demo.apiKey}` },
+      });
+      assert.deepEqual(response.status, 200, path);
+      return await response.json();
+    };
+
+    await using browser = await launchBrowser();
+    const page = await browser.newPage();
+    const cspViolations: string[] = [];
+    const pageErrors: string[] = [];
+    page.on("console", (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    const base = `${demo.queryUrl}/ui/`;
+
+    await t.step("/ redirects to the dashboard, which asks for a key", async () => {
+      await page.goto(`${demo.queryUrl}/`);
+      assert.deepEqual(page.url(), base);
+      await page.waitForSelector("#api-key");
+      await axeCheck(page, "sign-in");
+    });
+
+    await t.step("a wrong key is refused in the API's words and the prompt stays", async () => {
+      await page.type("#api-key", "wb_api_notarealkey0000000000000000000000000");
+      await page.click("form button[type=submit]");
+      await page.waitForSelector(".error-box");
+      const said = await text(page, ".error-box");
+      assert.deepEqual(said, "unauthenticated: invalid or missing Bearer credential");
+      assert.deepEqual(await storedKey(page), null);
+      assert(await page.$("#api-key"), "the key prompt is gone");
+    });
+
+    await t.step("signing in shows the overview with the API's figures", async () => {
+      await page.$eval("#api-key", (e) => (e as HTMLInputElement).value = "");
+      await page.type("#api-key", demo.apiKey);
+      await page.click("form button[type=submit]");
+      await page.waitForSelector("[data-kpi=flags]");
+      assert.deepEqual(await storedKey(page), demo.apiKey);
+      const activity = await api("/v1/insights/activity?window=7d");
+      const risk = await api("/v1/insights/risk?window=7d");
+      const domains = await api("/v1/insights/domains?window=7d");
+      assert.deepEqual(
+        await text(page, "[data-kpi=calls]"),
+        numbers.format(activity.summary.total_calls),
+      );
+      assert.deepEqual(
+        await text(page, "[data-kpi=errors]"),
+        numbers.format(activity.summary.error_count),
+      );
+      assert.deepEqual(
+        await text(page, "[data-kpi=sessions]"),
+        numbers.format(activity.summary.session_count),
+      );
+      assert.deepEqual(
+        await text(page, "[data-kpi=flags]"),
+        numbers.format(risk.summary.total_flags),
+      );
+      await page.waitForSelector("[data-kpi=domains]");
+      assert.deepEqual(
+        await text(page, "[data-kpi=domains]"),
+        numbers.format(domains.summary.unique_domains),
+      );
+      await page.waitForSelector("#p-outlier-sessions ~ .scroll, #p-outlier-sessions ~ p");
+      await page.waitForSelector(".uplot canvas");
+      assert(await page.$("[data-panel=productivity]"), "no place for the productivity insight");
+      await axeCheck(page, "overview");
+      await page.screenshot({ path: `${SCREENSHOTS}/overview.png`, fullPage: true });
+    });
+
+    await t.step("the overview paints its figures within a second", async () => {
+      // Reloads with the key kept, as a user coming back; the best of up to five counts, since
+      // the machine is shared with the rest of the suite.
+      const times: number[] = [];
+      for (let i = 0; i < 5 && !(Math.min(...times) <= 1000); i++) {
+        await page.reload();
+        await page.waitForSelector("[data-kpi=calls]");
+        times.push(
+          await page.evaluate(() =>
+            performance.getEntriesByName("rendered:overview")[0]!.startTime
+          ),
+        );
+      }
+      // deno-lint-ignore no-console
+      console.log(
+        `overview figures painted after ${times.map((t) => Math.round(t)).join(", ")} ms`,
+      );
+      assert.ok(Math.min(...times) <= 1000, `first paint ${Math.min(...times)} ms`);
+    });
+
+    await t.step("the Errors figure links to the list of failed calls behind it", async () => {
+      await page.waitForSelector("[data-kpi=domains]");
+      await page.focus("[data-kpi=errors]");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => location.hash.startsWith("#/tool-calls?"));
+      await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Tool calls");
+      const hash = await page.evaluate(() => location.hash);
+      assert(hash.includes("outcome=error"), hash);
+      const outcomes = await page.$$eval("tbody tr .badge", (b) => b.map((e) => e.textContent));
+      assert.ok(outcomes.length > 0, `${outcomes.length} is not above 0`);
+      assert.deepEqual(new Set(outcomes), new Set(["error"]));
+    });
+
+    await t.step(
+      "sessions filter by agent from the facets; the URL holds it; back undoes it",
+      async () => {
+        await page.goto(`${base}#/sessions`);
+        await page.waitForSelector("tbody tr");
+        const facets = await api("/v1/sessions/facets");
+        const options = await page.$$eval(
+          "select[name=agent] option",
+          (o) => o.map((e) => (e as HTMLOptionElement).value).filter(Boolean),
+        );
+        assert.deepEqual(options, facets.agents);
+        await page.select("select[name=agent]", "gemini-cli");
+        await page.click("form.filters button[type=submit]");
+        await page.waitForFunction(() => location.hash.includes("agent=gemini-cli"));
+        await page.waitForFunction(() =>
+          [...document.querySelectorAll("tbody tr td:nth-child(4)")].every((td) =>
+            td.textContent!.startsWith("gemini-cli")
+          )
+        );
+        const expected = await api("/v1/sessions?agent=gemini-cli&limit=50");
+        const shown = await page.$$eval(
+          "tbody tr td:nth-child(2) a",
+          (a) => a.map((e) => e.getAttribute("title")),
+        );
+        assert.deepEqual(
+          shown,
+          expected.data.map((s: { session_id: string }) => s.session_id),
+        );
+        await page.goBack();
+        await page.waitForFunction(() => location.hash === "#/sessions");
+        await page.waitForFunction(() =>
+          [...document.querySelectorAll("tbody tr td:nth-child(4)")].some((td) =>
+            !td.textContent!.startsWith("gemini-cli")
+          )
+        );
+        assert.deepEqual(
+          await page.$eval("select[name=agent]", (s) => (s as HTMLSelectElement).value),
+          "",
+        );
+        await axeCheck(page, "sessions");
+      },
+    );
+
+    await t.step("Load more appends the API's next page", async () => {
+      const first = await api("/v1/sessions?limit=50");
+      const second = await api(`/v1/sessions?limit=50&cursor=${first.next_cursor}`);
+      assert.deepEqual(await page.$$eval("tbody tr", (r) => r.length), 50);
+      await page.click("#load-more");
+      await page.waitForFunction(() => document.querySelectorAll("tbody tr").length > 50);
+      const ids = await page.$$eval(
+        "tbody tr td:nth-child(2) a",
+        (a) => a.map((e) => e.getAttribute("title")),
+      );
+      assert.deepEqual(
+        ids,
+        [...first.data, ...second.data].map((s: { session_id: string }) => s.session_id),
+      );
+    });
+
+    await t.step(
+      "a session shows its timeline with the risk flags on the call that raised them",
+      async () => {
+        await page.goto(`${base}#/session/${encodeURIComponent(leaky.session)}`);
+        await page.waitForSelector("tr.flagged");
+        const flags = await page.$$eval(
+          "tr.flagged [data-flag]",
+          (b) => b.map((e) => e.getAttribute("data-flag")),
+        );
+        assert.deepEqual(new Set(flags), new Set(["credential_detected", "destructive_operation"]));
+        const detail = await api(`/v1/sessions/${leaky.session}`);
+        assert.deepEqual(
+          await page.$$eval(".strip span", (s) => s.length),
+          detail.tool_calls.length,
+        );
+        assert.deepEqual(
+          await page.$$eval(".strip span.flagged", (s) => s.length),
+          1,
+        );
+        assert(
+          (await text(page, "main")).includes("api.github.com"),
+          "the session's domain is not shown",
+        );
+        await axeCheck(page, "session");
+        await page.screenshot({ path: `${SCREENSHOTS}/session.png` });
+      },
+    );
+
+    await t.step(
+      "a tool call shows its arguments with the redaction marker and its decision",
+      async () => {
+        await page.click("tr.flagged td:nth-child(2) a");
+        await page.waitForSelector("mark.redacted");
+        assert.deepEqual(await text(page, "mark.redacted"), "[REDACTED:github_pat]");
+        const shown = await text(page, "main");
+        assert(!shown.includes(SECRET), "the secret is shown");
+        assert(shown.includes("rm -rf"), "the arguments are not shown");
+        const call = await api(`/v1/tool-calls/${leaky.callId}`);
+        assert.deepEqual(page.url(), `${base}#/tool-call/${leaky.callId}`);
+        const decision = await page.$$eval(
+          "#p-decision-and-error ~ dl dd",
+          (d) => d.map((e) => e.textContent),
+        );
+        assert.deepEqual(decision.slice(0, 2), [call.decision, call.decision_source]);
+        await axeCheck(page, "tool call");
+        await page.screenshot({ path: `${SCREENSHOTS}/tool-call.png` });
+      },
+    );
+
+    await t.step("risk lists flags by kind and drills down to the calls", async () => {
+      await page.goto(`${base}#/risk?flag=credential_detected`);
+      await page.waitForFunction(() =>
+        document.querySelector("#scan-more")?.hasAttribute("disabled") === false
+      );
+      const risk = await api("/v1/insights/risk?window=7d");
+      assert.deepEqual(
+        await text(page, "[data-kpi=total_flags]"),
+        numbers.format(risk.summary.total_flags),
+      );
+      await page.waitForSelector(`a[href="#/tool-call/${leaky.callId}"]`);
+      await axeCheck(page, "risk");
+    });
+
+    await t.step("the dark scheme passes the accessibility check too", async () => {
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+      await page.goto(`${base}#/overview`);
+      await page.waitForSelector("[data-kpi=domains]");
+      await axeCheck(page, "overview (dark)");
+      await page.screenshot({ path: `${SCREENSHOTS}/overview-dark.png` });
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+    });
+
+    await t.step("a 401 later on sends the user back to the key prompt", async () => {
+      await page.evaluate(
+        (item) => sessionStorage.setItem(item, "wb_api_revoked000000000000000000000000000"),
+        KEY_ITEM,
+      );
+      await page.goto(`${base}#/sessions`);
+      await page.waitForSelector("#api-key");
+      assert.deepEqual(
+        await text(page, ".error-box"),
+        "unauthenticated: invalid or missing Bearer credential",
+      );
+      assert.deepEqual(await storedKey(page), null);
+    });
+
+    await t.step("no request left 127.0.0.1, nothing broke the CSP, no script error", () => {
+      assert.ok(browser.requests.length > 20, `${browser.requests.length} is not above 20`);
+      assert.deepEqual(offLoopback(browser.requests), []);
+      assert.deepEqual(cspViolations, []);
+      assert.deepEqual(pageErrors, []);
+    });
+  });
+}
+
+async function text(page: Page, selector: string): Promise<string> {
+  return (await page.$eval(selector, (e) => (e as HTMLElement).innerText)).trim();
+}
+
+function storedKey(page: Page): Promise<string | null> {
+  return page.evaluate((item) => sessionStorage.getItem(item), KEY_ITEM);
+}
+
+/** Runs axe-core in the page; fails on any serious or critical violation. */
+async function axeCheck(page: Page, view: string): Promise<void> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern.
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    // deno-lint-ignore no-explicit-any
+    const result = await (globalThis as any).axe.run(document, { resultTypes: ["violations"] });
+    // deno-lint-ignore no-explicit-any
+    return result.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n: { target: string[] }) => n.target.join(" ")),
+    }));
+  });
+  const serious = violations.filter((v: { impact: string }) =>
+    v.impact === "serious" || v.impact === "critical"
+  );
+  assert.deepEqual(serious, [], `${view}: ${JSON.stringify(serious)}`);
+}
+
+interface Demo extends AsyncDisposable {
+  queryUrl: string;
+  ingestUrl: string;
+  apiKey: string;
+  dir: string;
+}
+
+/** `demo` as a user runs it, on ephemeral ports, until its API key is printed. */
+async function startDemo(): Promise<Demo> {
+  const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-ui-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      `${ROOT}main.ts`,
+      "demo",
+      "--data",
+      `${dir}/data`,
+      "--days",
+      "7",
+      "--actors",
+      "4",
+      "--listen",
+      "127.0.0.1:0",
+      "--ingest-listen",
+      "127.0.0.1:0",
+      "--grpc-listen",
+      "127.0.0.1:0",
+      "--log-level",
+      "warn",
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  const found = () => /Demo API key: (wb_api_\w+)/.exec(seen);
+  const deadline = setTimeout(() => child.kill("SIGKILL"), 180_000);
+  while (!found()) {
+    const { value, done } = await lines.read();
+    if (done) break;
+    seen += value;
+  }
+  clearTimeout(deadline);
+  const drain = (async () => {
+    while (!(await lines.read()).done) { /* the demo's further output */ }
+  })();
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    await child.status;
+    await drain;
+    await Deno.remove(dir, { recursive: true });
+  };
+  const key = found();
+  if (!key) {
+    await stop();
+    throw new Error(`The demo printed no API key:\n${seen}`);
+  }
+  return {
+    queryUrl: /query API listening on (http:\/\/\S+)/.exec(seen)![1]!,
+    ingestUrl: /OTLP ingest listening on (http:\/\/\S+)/.exec(seen)![1]!,
+    apiKey: key[1]!,
+    dir: `${dir}/data`,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/**
+ * Sends, as a new actor, a session whose second call holds a GitHub token in a command that also
+ * deletes recursively: a credential flag, a destructive flag and a redaction marker.
+ */
+async function addLeakyCall(demo: Demo): Promise<{ session: string; callId: string }> {
+  const cli = async (...args: string[]) => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", `${ROOT}main.ts`, ...args, "--data", demo.dir, "--json"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert(output.success, new TextDecoder().decode(output.stderr));
+    return JSON.parse(new TextDecoder().decode(output.stdout));
+  };
+  const org = (await cli("org", "list")).orgs[0].id;
+  const actor = await cli("actor", "create", "--org", org, "--name", "leaky-laptop");
+  const session = "ui-test-leaky-session";
+  const now = Date.now() - 60_000;
+  const command =
+    `curl -H "Authorization: token ${SECRET}" https://api.github.com/user && rm -rf build`;
+  const call = (id: string, tool: string, at: number, input: unknown, more = {}) =>
+    toolResult({ session, id, tool, timeMs: now + at, input, ...more });
+  const records = [
+    call("toolu_1", "Read", 0, { file_path: "README.md" }, { durationMs: 12 }),
+    call("toolu_2", "Grep", 1500, { pattern: "GITHUB_TOKEN" }, { durationMs: 340 }),
+    call("toolu_leak", "Bash", 4000, { command }, { durationMs: 2300 }),
+    call("toolu_4", "WebFetch", 7500, { url: "https://docs.github.com/en/rest" }, {
+      durationMs: 1800,
+    }),
+    call("toolu_5", "Edit", 10_000, { file_path: "src/app.ts" }, { durationMs: 40 }),
+    call("toolu_6", "Bash", 11_000, { command: "npm test" }, {
+      durationMs: 4100,
+      success: false,
+      error: "Exit code 1",
+    }),
+    toolDecision({
+      session,
+      id: "toolu_7",
+      tool: "Bash",
+      timeMs: now + 16_000,
+      decision: "reject",
+    }),
+    call("toolu_8", "Edit", 18_000, { file_path: "src/app.ts" }, { durationMs: 35 }),
+    call("toolu_9", "Bash", 19_000, { command: "npm test" }, { durationMs: 3800 }),
+  ];
+  const response = await fetch(`${demo.ingestUrl}/v1/logs`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${actor.ingest_key}` },
+    body: JSON.stringify(claudeExport(records)),
+  });
+  assert.deepEqual(response.status, 200, await response.text());
+  const page =
+    await (await fetch(`${demo.queryUrl}/v1/tool-calls?session_id=${session}&tool_name=Bash`, {
+      headers: { authorization: `Bearer ${demo.apiKey}` },
+    })).json();
+  const leak = page.data.find((c: { timestamp: string }) => Date.parse(c.timestamp) === now + 4000);
+  assert(leak, "the leaky call was not stored");
+  return { session, callId: leak.id };
+}
