@@ -31,16 +31,18 @@
 
 import type {
   AttributeValue,
+  DecisionEvent,
   MapResult,
   ModelCallEvent,
   OtlpRecord,
   TelemetryEvent,
   ToolCallEvent,
 } from "../types.ts";
-import { toolCategory } from "./_classify.ts";
+import { decisionRejects, toolCategory } from "./_classify.ts";
 import type { ToolType } from "./_classify.ts";
-import { str } from "./_coerce.ts";
-import { type EventTime, eventTime } from "./_time.ts";
+import { str, strOf } from "./_coerce.ts";
+import type { AgentSpec } from "./_spec.ts";
+import type { EventTime } from "./_time.ts";
 
 /** The result for events no mapper turns into telemetry (`user_prompt`, …). */
 export const ignored: MapResult = Object.freeze({ status: "ignored" });
@@ -56,36 +58,6 @@ export const noToolName: MapResult = unusable("No tool name on a tool event");
 /** Unusable: no `event.timestamp`, `timeUnixNano` or `observedTimeUnixNano` that parses. */
 export const noTime: MapResult = unusable("No parsable time");
 
-/** The session and time every event needs. */
-export interface EventBasics {
-  sessionId: string;
-  time: EventTime;
-}
-
-/** The session id (from `sessionKey`) and time of a record, or why it is unusable. */
-export function eventBasics(record: OtlpRecord, sessionKey: string): EventBasics | MapResult {
-  const sessionId = sessionIdOf(record, sessionKey);
-  if (sessionId === undefined) return noSessionId;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
-  return { sessionId, time };
-}
-
-/** Like {@link eventBasics}, plus the tool name (from `toolNameKey`) a tool event needs. */
-export function toolEventBasics(
-  record: OtlpRecord,
-  sessionKey: string,
-  toolNameKey: string,
-): (EventBasics & { toolName: string }) | MapResult {
-  const sessionId = sessionIdOf(record, sessionKey);
-  if (sessionId === undefined) return noSessionId;
-  const toolName = str(record.attributes[toolNameKey]);
-  if (toolName === undefined) return noToolName;
-  const time = eventTime(record);
-  if (time === undefined) return noTime;
-  return { sessionId, toolName, time };
-}
-
 /** Resource-level facts shared by all events of a record. */
 export interface RecordContext {
   agentSystem: string;
@@ -100,19 +72,24 @@ export interface RecordContext {
 
 /**
  * The record's resource-level facts. `agent_version` is `app.version`, else
- * resource `service.version` unless `serviceVersionIsAgent` is false (Gemini
- * CLI, where it is the Node version). OS, architecture and terminal come from
- * the resource, else from the attributes (Claude Code copies
- * `OTEL_RESOURCE_ATTRIBUTES` onto every event).
+ * resource `service.version` where the agent's spec says it is the agent's
+ * (not Gemini CLI's Node version), else the spec's fallback attributes. OS,
+ * architecture and terminal come from the resource, else from the
+ * attributes (Claude Code copies `OTEL_RESOURCE_ATTRIBUTES` onto every
+ * event).
  */
-export function recordContext(record: OtlpRecord, serviceVersionIsAgent: boolean): RecordContext {
+export function recordContext(record: OtlpRecord, agent: AgentSpec): RecordContext {
   const a = record.attributes;
   const r = record.resource;
   const service = r["service.name"];
+  let agentVersion = str(a["app.version"]) ??
+    (agent.serviceVersionIsAgent ? str(r["service.version"]) : undefined);
+  if (agentVersion === undefined && agent.agentVersionFallback !== undefined) {
+    agentVersion = strOf(a, agent.agentVersionFallback);
+  }
   return {
     agentSystem: typeof service === "string" ? service : "",
-    agentVersion: str(a["app.version"]) ??
-      (serviceVersionIsAgent ? str(r["service.version"]) : undefined) ?? "",
+    agentVersion: agentVersion ?? "",
     source: record.signal === "traces" ? "otlp_traces" : "otlp_logs",
     osType: str(r["os.type"]) ?? str(a["os.type"]),
     hostArch: str(r["host.arch"]) ?? str(a["host.arch"]),
@@ -198,6 +175,47 @@ export function newModelCall(
   };
 }
 
+/**
+ * A decision about the call `callId` with the record's context and every
+ * optional field present but undefined (one object shape for all agents).
+ * Its identity is the call's, so the store pairs it with the call's result.
+ */
+export function newDecision(
+  ctx: RecordContext,
+  sessionId: string,
+  timeMs: number,
+  toolName: string,
+  toolType: ToolType,
+  callId: string,
+  decision: string,
+): DecisionEvent {
+  return {
+    kind: "decision",
+    sessionId,
+    timeMs,
+    agentSystem: ctx.agentSystem,
+    agentVersion: ctx.agentVersion,
+    identity: callIdentity(callId),
+    toolName,
+    toolType,
+    category: toolCategory(toolName, toolType),
+    toolCallId: callId,
+    toolUseId: undefined,
+    decision,
+    decisionSource: undefined,
+    rejects: decisionRejects(decision),
+    model: undefined,
+    arguments: undefined,
+    promptId: undefined,
+    source: ctx.source,
+    osType: ctx.osType,
+    hostArch: ctx.hostArch,
+    terminalType: ctx.terminalType,
+    traceId: ctx.traceId,
+    spanId: ctx.spanId,
+  };
+}
+
 /** One mapped event. */
 export function mapped(event: TelemetryEvent): MapResult {
   return { status: "mapped", events: [event] };
@@ -219,14 +237,6 @@ export function wholeMs(ms: number | undefined): number | null {
 /** The session id from the attribute `key`, else the same resource attribute. */
 export function sessionIdOf(record: OtlpRecord, key: string): string | undefined {
   return str(record.attributes[key]) ?? str(record.resource[key]);
-}
-
-/**
- * The event name without the agent's prefix (`claude_code.tool_result` and
- * `tool_result` both give `tool_result`).
- */
-export function shortEventName(eventName: string, prefix: string): string {
-  return eventName.startsWith(prefix) ? eventName.slice(prefix.length) : eventName;
 }
 
 /** Identity of an event about an agent call id (decision and result share it). */

@@ -23,13 +23,49 @@ export function str(value: AttributeValue | undefined): string | undefined {
   return JSON.stringify(value);
 }
 
-/** The first of two attributes that holds a non-empty string (new name, then old name). */
-export function firstStr(
-  attributes: Attributes,
-  key: string,
-  fallback: string,
-): string | undefined {
-  return str(attributes[key]) ?? str(attributes[fallback]);
+/** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
+export function strOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+  for (const key of keys) {
+    const value = str(attributes[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** The first of `keys` whose attribute is a count (see {@link count}). */
+export function countOf(attributes: Attributes, keys: readonly string[]): number | undefined {
+  for (const key of keys) {
+    const value = count(attributes[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** The first of `keys` whose attribute is a number (see {@link num}). */
+export function numOf(attributes: Attributes, keys: readonly string[]): number | undefined {
+  for (const key of keys) {
+    const value = num(attributes[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** The first of `keys` whose attribute gives JSON text (see {@link jsonText}). */
+export function jsonTextOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+  for (const key of keys) {
+    const value = jsonText(attributes[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** The first of `keys` whose attribute gives result text (see {@link text}). */
+export function textOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+  for (const key of keys) {
+    const value = text(attributes[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
 }
 
 /**

@@ -5,193 +5,77 @@
  * body `claude_code.<name>` and attribute `event.name` `<name>`, so both
  * spellings are accepted. Older versions send numbers and booleans as strings
  * and name the decision fields `decision`/`source` where newer ones use
- * `decision_type`/`decision_source` on `tool_result`.
+ * `decision_type`/`decision_source` on `tool_result`. Its beta spans
+ * (`claude_code.tool`) follow the GenAI conventions (`genai.ts`).
+ *
+ * A reject with a `tool_use_id` and no `tool_result` for it becomes a
+ * rejected call in the store, which pairs the two by that id (DESIGN §6).
  */
 
-import type { Attributes, DecisionEvent, MapResult, OtlpRecord } from "../types.ts";
-import {
-  callIdentity,
-  eventBasics,
-  ignored,
-  mapped,
-  modelIdentity,
-  newModelCall,
-  newToolCall,
-  recordContext,
-  shortEventName,
-  toolEventBasics,
-  toolIdentity,
-  wholeMs,
-} from "./_base.ts";
-import { decisionRejects, isMcpName, mcpServerFromName, toolCategory } from "./_classify.ts";
-import type { ToolType } from "./_classify.ts";
-import { bool, count, firstStr, jsonText, num, str } from "./_coerce.ts";
+import type { Attributes } from "../types.ts";
+import { mcpServerFromName } from "./_classify.ts";
+import { str } from "./_coerce.ts";
+import { agentMapper } from "./_map.ts";
+import type { AgentSpec, ToolFields } from "./_spec.ts";
 
-const PREFIX = "claude_code.";
+/** What `tool_result` and `tool_decision` say alike about the tool. */
+const tool: ToolFields = {
+  toolType: {
+    contains: ["tool_source", "mcp"],
+    present: ["mcp_server_scope", "mcp_server_name"],
+  },
+  callId: ["tool_use_id"],
+  callIdIsToolUseId: true,
+  // Never both (DESIGN §6).
+  arguments: ["tool_input", "tool_parameters"],
+  promptId: ["prompt.id", "prompt_id"],
+  mcpServerName: claudeMcpServer,
+  mcpServerScope: ["mcp_server_scope"],
+};
 
-/** Maps one Claude Code log record. Spans (beta traces) are not mapped. */
-export function mapClaudeCode(record: OtlpRecord): MapResult {
-  if (record.signal !== "logs") return ignored;
-  switch (shortEventName(record.eventName, PREFIX)) {
-    case "tool_result":
-      return toolResult(record);
-    case "tool_decision":
-      return toolDecision(record);
-    case "api_request":
-      return apiRequest(record);
-    default:
-      return ignored;
-  }
-}
+/** Claude Code's events. */
+export const claudeCodeSpec: AgentSpec = {
+  signal: "logs",
+  eventName: { prefix: "claude_code." },
+  sessionKey: "session.id",
+  toolNameKey: "tool_name",
+  serviceVersionIsAgent: true,
+  events: {
+    "tool_result": {
+      kind: "tool_call",
+      ...tool,
+      decision: ["decision_type", "decision"],
+      decisionSource: ["decision_source", "source"],
+      duration: ["duration_ms"],
+      resultSize: ["tool_result_size_bytes"],
+      failure: { success: "success", error: ["error"], errorType: ["error_type"] },
+    },
+    "tool_decision": {
+      kind: "decision",
+      ...tool,
+      // `decision` here; `decision_type` is the tool_result spelling, accepted too.
+      decision: ["decision", "decision_type"],
+      decisionSource: ["source", "decision_source"],
+    },
+    "api_request": {
+      kind: "model_call",
+      provider: { value: "anthropic" },
+      model: ["model"],
+      requestId: ["request_id"],
+      // Claude Code reports input without cache reads already (DESIGN §6).
+      inputTokens: ["input_tokens"],
+      inputIncludesCache: false,
+      outputTokens: ["output_tokens"],
+      cacheReadTokens: ["cache_read_tokens"],
+      cacheCreationTokens: ["cache_creation_tokens"],
+      cost: { usd: "cost_usd", micros: "cost_usd_micros" },
+      duration: ["duration_ms"],
+    },
+  },
+};
 
-function toolResult(record: OtlpRecord): MapResult {
-  const a = record.attributes;
-  const basics = toolEventBasics(record, "session.id", "tool_name");
-  if ("status" in basics) return basics;
-  const { sessionId, toolName, time } = basics;
-
-  const toolType = claudeToolType(a, toolName);
-  const call = newToolCall(recordContext(record, true), sessionId, time.ms, toolName, toolType);
-  const success = bool(a["success"]);
-  const errorText = str(a["error"]);
-  if (success === false || (success === undefined && errorText !== undefined)) {
-    call.outcome = "error";
-    call.errorMessage = errorText;
-    call.errorType = str(a["error_type"]);
-  }
-  call.durationMs = wholeMs(num(a["duration_ms"]));
-  call.resultSizeBytes = count(a["tool_result_size_bytes"]) ?? null;
-  call.arguments = claudeArguments(a);
-  const toolUseId = str(a["tool_use_id"]);
-  call.toolCallId = toolUseId;
-  call.toolUseId = toolUseId;
-  call.identity = toolUseId !== undefined ? callIdentity(toolUseId) : toolIdentity(
-    record,
-    PREFIX + "tool_result",
-    time,
-    toolName,
-    call.arguments,
-    call.durationMs,
-    call.outcome,
-  );
-  call.decision = firstStr(a, "decision_type", "decision");
-  call.decisionSource = firstStr(a, "decision_source", "source");
-  call.promptId = firstStr(a, "prompt.id", "prompt_id");
-  if (toolType === "mcp") call.mcpServerName = claudeMcpServer(a, toolName);
-  call.mcpServerScope = str(a["mcp_server_scope"]);
-  return mapped(call);
-}
-
-function toolDecision(record: OtlpRecord): MapResult {
-  const a = record.attributes;
-  const basics = toolEventBasics(record, "session.id", "tool_name");
-  if ("status" in basics) return basics;
-  const { sessionId, toolName, time } = basics;
-  // `decision` here; `decision_type` is the tool_result spelling, accepted too.
-  const decision = firstStr(a, "decision", "decision_type");
-  if (decision === undefined) return ignored;
-
-  const ctx = recordContext(record, true);
-  const rejects = decisionRejects(decision);
-  const toolUseId = str(a["tool_use_id"]);
-  const toolType = claudeToolType(a, toolName);
-
-  if (toolUseId === undefined) {
-    // Nothing to pair with: an accept annotates no call, a reject is a
-    // rejected call on its own.
-    if (!rejects) return ignored;
-    const call = newToolCall(ctx, sessionId, time.ms, toolName, toolType);
-    call.outcome = "rejected";
-    call.arguments = claudeArguments(a);
-    call.identity = toolIdentity(
-      record,
-      PREFIX + "tool_decision",
-      time,
-      toolName,
-      call.arguments,
-      null,
-      "rejected",
-    );
-    call.decision = decision;
-    call.decisionSource = firstStr(a, "source", "decision_source");
-    call.promptId = firstStr(a, "prompt.id", "prompt_id");
-    if (toolType === "mcp") call.mcpServerName = claudeMcpServer(a, toolName);
-    call.mcpServerScope = str(a["mcp_server_scope"]);
-    return mapped(call);
-  }
-
-  const event: DecisionEvent = {
-    kind: "decision",
-    sessionId,
-    timeMs: time.ms,
-    agentSystem: ctx.agentSystem,
-    agentVersion: ctx.agentVersion,
-    identity: callIdentity(toolUseId),
-    toolName,
-    toolType,
-    category: toolCategory(toolName, toolType),
-    toolCallId: toolUseId,
-    toolUseId,
-    decision,
-    decisionSource: firstStr(a, "source", "decision_source"),
-    rejects,
-    arguments: claudeArguments(a),
-    promptId: firstStr(a, "prompt.id", "prompt_id"),
-    source: ctx.source,
-    osType: ctx.osType,
-    hostArch: ctx.hostArch,
-    terminalType: ctx.terminalType,
-    traceId: ctx.traceId,
-    spanId: ctx.spanId,
-  };
-  return mapped(event);
-}
-
-function apiRequest(record: OtlpRecord): MapResult {
-  const a = record.attributes;
-  const basics = eventBasics(record, "session.id");
-  if ("status" in basics) return basics;
-  const { sessionId, time } = basics;
-
-  const model = str(a["model"]) ?? "";
-  const call = newModelCall(recordContext(record, true), sessionId, time.ms, "anthropic", model);
-  call.identity = modelIdentity(record, PREFIX + "api_request", time, model, str(a["request_id"]));
-  // Claude Code reports input without cache reads already (DESIGN §6).
-  call.inputTokens = count(a["input_tokens"]) ?? 0;
-  call.outputTokens = count(a["output_tokens"]) ?? 0;
-  call.cacheReadTokens = count(a["cache_read_tokens"]) ?? 0;
-  call.cacheCreationTokens = count(a["cache_creation_tokens"]) ?? 0;
-  call.costUsd = claudeCost(a);
-  call.durationMs = wholeMs(num(a["duration_ms"]));
-  return mapped(call);
-}
-
-/** `cost_usd`, else `cost_usd_micros` / 1e6, else null (no cost reported). */
-function claudeCost(a: Attributes): number | null {
-  const usd = num(a["cost_usd"]);
-  if (usd !== undefined) return usd;
-  const micros = num(a["cost_usd_micros"]);
-  return micros === undefined ? null : micros / 1e6;
-}
-
-/** `tool_input`, else `tool_parameters` — never both (DESIGN §6). */
-function claudeArguments(a: Attributes): string | undefined {
-  return jsonText(a["tool_input"]) ?? jsonText(a["tool_parameters"]);
-}
-
-/**
- * MCP when `tool_source` names MCP (`mcp`, `sdk_host_builtin_mcp`), when an
- * `mcp_server_scope` or `mcp_server_name` is given, or for MCP names
- * (`mcp__server__tool`, redacted `mcp_tool`).
- */
-function claudeToolType(a: Attributes, toolName: string): ToolType {
-  const toolSource = str(a["tool_source"]);
-  if (toolSource !== undefined && toolSource.includes("mcp")) return "mcp";
-  if (str(a["mcp_server_scope"]) !== undefined || str(a["mcp_server_name"]) !== undefined) {
-    return "mcp";
-  }
-  return isMcpName(toolName) ? "mcp" : "builtin";
-}
+/** Maps one Claude Code log record. Spans (beta traces) are not mapped here. */
+export const mapClaudeCode = agentMapper(claudeCodeSpec);
 
 /**
  * The MCP server: attribute `mcp_server_name`, else `mcp_server_name` inside

@@ -1,0 +1,309 @@
+/**
+ * The one mapper every agent runs: finds the record's event in the agent's
+ * spec (`_spec.ts`) and builds the tool call, decision, model call or
+ * session fact it describes, reading each field where the spec says.
+ */
+
+import type { Attributes, MapResult, OtlpRecord, ToolCallEvent } from "../types.ts";
+import {
+  callIdentity,
+  ignored,
+  inputWithoutCache,
+  mapped,
+  modelIdentity,
+  newDecision,
+  newModelCall,
+  newToolCall,
+  noSessionId,
+  noTime,
+  noToolName,
+  recordContext,
+  sessionIdOf,
+  toolIdentity,
+  wholeMs,
+} from "./_base.ts";
+import { decisionRejects, isMcpName, type ToolType } from "./_classify.ts";
+import {
+  bool,
+  count,
+  countOf,
+  jsonTextOf,
+  num,
+  numOf,
+  str,
+  strOf,
+  textOf,
+  utf8Length,
+} from "./_coerce.ts";
+import type {
+  AgentSpec,
+  DecisionSpec,
+  EventSpec,
+  Keys,
+  McpRule,
+  ModelCallSpec,
+  ReportedFailure,
+  SessionInfoSpec,
+  ToolCallSpec,
+  ToolFields,
+} from "./_spec.ts";
+import { type EventTime, eventTime, spanDurationMs } from "./_time.ts";
+
+/** An event of the spec with the name its identities use (undefined: the record's own). */
+interface NamedEvent {
+  spec: EventSpec;
+  name: string | undefined;
+}
+
+/**
+ * The mapper of one agent: `ignored` for records of the other signal or of
+ * events its spec does not list, else what the event's spec makes of it.
+ */
+export function agentMapper(agent: AgentSpec): (record: OtlpRecord) => MapResult {
+  // Both spellings of a logged event name are keys, so a record needs one lookup.
+  const events = new Map<string, NamedEvent>();
+  const naming = agent.eventName;
+  for (const [short, spec] of Object.entries(agent.events)) {
+    if ("prefix" in naming) {
+      const name = naming.prefix + short;
+      events.set(short, { spec, name });
+      events.set(name, { spec, name });
+    } else {
+      events.set(short, { spec, name: undefined });
+    }
+  }
+  const attribute = "attribute" in naming ? naming.attribute : undefined;
+  return (record) => {
+    if (record.signal !== agent.signal) return ignored;
+    const event = events.get(
+      attribute === undefined ? record.eventName : str(record.attributes[attribute]) ?? "",
+    );
+    if (event === undefined) return ignored;
+    const name = event.name ?? record.eventName;
+    const spec = event.spec;
+    switch (spec.kind) {
+      case "tool_call":
+        return toolCall(agent, spec, record, name);
+      case "decision":
+        return decision(agent, spec, record, name);
+      case "model_call":
+        return modelCall(agent, spec, record, name);
+      case "session_info":
+        return sessionInfo(agent, spec, record, name);
+    }
+  };
+}
+
+function toolCall(agent: AgentSpec, spec: ToolCallSpec, record: OtlpRecord, name: string) {
+  const a = record.attributes;
+  const basics = toolEventBasics(record, agent);
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
+
+  const toolType = toolTypeOf(spec.toolType, a, toolName);
+  const call = newToolCall(recordContext(record, agent), sessionId, time.ms, toolName, toolType);
+  fillToolFields(call, spec, a, toolName);
+  if (spec.decision !== undefined) call.decision = strOf(a, spec.decision);
+  if (spec.decisionSource !== undefined) call.decisionSource = strOf(a, spec.decisionSource);
+  if (spec.agentName !== undefined) call.agentName = strOf(a, spec.agentName);
+  if (spec.providerName !== undefined) call.providerName = strOf(a, spec.providerName);
+  if (spec.toolDescription !== undefined) call.toolDescription = strOf(a, spec.toolDescription);
+  if (spec.result !== undefined) call.result = textOf(a, spec.result);
+
+  if (spec.refused !== undefined && spec.refused(call, a)) {
+    // The tool never ran: no duration, size or error to read.
+    call.outcome = "rejected";
+  } else {
+    if (typeof spec.failure === "function") spec.failure(call, a, record);
+    else reportedFailure(spec.failure, call, a);
+    call.durationMs = durationOf(spec.duration, a, record);
+    call.resultSizeBytes = spec.resultSize !== undefined
+      ? countOf(a, spec.resultSize) ?? null
+      : call.result === undefined
+      ? null
+      : utf8Length(call.result);
+  }
+  call.identity = call.toolCallId !== undefined ? callIdentity(call.toolCallId) : toolIdentity(
+    record,
+    name,
+    time,
+    toolName,
+    call.arguments,
+    call.durationMs,
+    call.outcome,
+  );
+  return mapped(call);
+}
+
+/** The common failure rule (see {@link ReportedFailure}). */
+function reportedFailure(rule: ReportedFailure, call: ToolCallEvent, a: Attributes): void {
+  const success = bool(a[rule.success]);
+  const errorText = strOf(a, rule.error);
+  if (success === false || (success === undefined && errorText !== undefined)) {
+    call.outcome = "error";
+    call.errorMessage = errorText;
+    call.errorType = strOf(a, rule.errorType);
+  } else if (rule.exitFailure !== undefined) {
+    const failure = rule.exitFailure(a);
+    if (failure !== undefined) {
+      call.outcome = "error";
+      call.errorMessage = failure;
+    }
+  }
+}
+
+function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name: string) {
+  const a = record.attributes;
+  const basics = toolEventBasics(record, agent);
+  if ("status" in basics) return basics;
+  const { sessionId, toolName, time } = basics;
+  const reported = strOf(a, spec.decision);
+  if (reported === undefined) return ignored;
+  const normalize = spec.normalize;
+  const decision = normalize === undefined ? reported : normalize(reported);
+  const source = strOf(a, spec.decisionSource);
+  const decisionSource = normalize === undefined || source === undefined
+    ? source
+    : normalize(source);
+
+  const ctx = recordContext(record, agent);
+  const toolType = toolTypeOf(spec.toolType, a, toolName);
+  const callId = strOf(a, spec.callId);
+  if (callId === undefined) {
+    // Nothing to pair with: an approval annotates no call, a denial is a
+    // rejected call on its own.
+    if (!decisionRejects(decision)) return ignored;
+    const call = newToolCall(ctx, sessionId, time.ms, toolName, toolType);
+    fillToolFields(call, spec, a, toolName);
+    call.outcome = "rejected";
+    call.decision = decision;
+    call.decisionSource = decisionSource;
+    call.identity = toolIdentity(record, name, time, toolName, call.arguments, null, "rejected");
+    return mapped(call);
+  }
+
+  const event = newDecision(ctx, sessionId, time.ms, toolName, toolType, callId, decision);
+  if (spec.callIdIsToolUseId === true) event.toolUseId = callId;
+  event.decisionSource = decisionSource;
+  if (spec.model !== undefined) event.model = strOf(a, spec.model);
+  if (spec.arguments !== undefined) event.arguments = jsonTextOf(a, spec.arguments);
+  if (spec.promptId !== undefined) event.promptId = strOf(a, spec.promptId);
+  return mapped(event);
+}
+
+function modelCall(agent: AgentSpec, spec: ModelCallSpec, record: OtlpRecord, name: string) {
+  const a = record.attributes;
+  if (spec.requires !== undefined && !hasCount(a, spec.requires)) return ignored;
+  const basics = eventBasics(record, agent);
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
+
+  const model = strOf(a, spec.model) ?? "";
+  const provider = "value" in spec.provider ? spec.provider.value : strOf(a, spec.provider) ?? "";
+  const call = newModelCall(recordContext(record, agent), sessionId, time.ms, provider, model);
+  const requestId = spec.requestId === undefined ? undefined : strOf(a, spec.requestId);
+  call.identity = modelIdentity(record, name, time, model, requestId);
+  const input = countOf(a, spec.inputTokens) ?? 0;
+  call.outputTokens = countOf(a, spec.outputTokens) ?? 0;
+  if (spec.thoughtsTokens !== undefined) call.outputTokens += countOf(a, spec.thoughtsTokens) ?? 0;
+  const cached = countOf(a, spec.cacheReadTokens) ?? 0;
+  call.inputTokens = spec.inputIncludesCache ? inputWithoutCache(input, cached) : input;
+  call.cacheReadTokens = cached;
+  if (spec.cacheCreationTokens !== undefined) {
+    call.cacheCreationTokens = countOf(a, spec.cacheCreationTokens) ?? 0;
+  }
+  if (spec.cost !== undefined) {
+    const usd = num(a[spec.cost.usd]);
+    const micros = usd === undefined ? num(a[spec.cost.micros]) : undefined;
+    call.costUsd = usd ?? (micros === undefined ? null : micros / 1e6);
+  }
+  call.durationMs = durationOf(spec.duration, a, record);
+  return mapped(call);
+}
+
+function sessionInfo(agent: AgentSpec, spec: SessionInfoSpec, record: OtlpRecord, name: string) {
+  const providerName = strOf(record.attributes, spec.provider);
+  if (providerName === undefined) return ignored;
+  const basics = eventBasics(record, agent);
+  if ("status" in basics) return basics;
+  const { sessionId, time } = basics;
+  const ctx = recordContext(record, agent);
+  return mapped({
+    kind: "session_info",
+    sessionId,
+    timeMs: time.ms,
+    agentSystem: ctx.agentSystem,
+    agentVersion: ctx.agentVersion,
+    identity: `${name}:${time.ns}`,
+    providerName,
+  });
+}
+
+/** The session and time every event needs, or why the record is unusable. */
+function eventBasics(
+  record: OtlpRecord,
+  agent: AgentSpec,
+): { sessionId: string; time: EventTime } | MapResult {
+  const sessionId = sessionIdOf(record, agent.sessionKey);
+  if (sessionId === undefined) return noSessionId;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+  return { sessionId, time };
+}
+
+/** Like {@link eventBasics}, plus the tool name a tool event needs. */
+function toolEventBasics(
+  record: OtlpRecord,
+  agent: AgentSpec,
+): { sessionId: string; toolName: string; time: EventTime } | MapResult {
+  const sessionId = sessionIdOf(record, agent.sessionKey);
+  if (sessionId === undefined) return noSessionId;
+  const toolName = str(record.attributes[agent.toolNameKey]);
+  if (toolName === undefined) return noToolName;
+  const time = eventTime(record);
+  if (time === undefined) return noTime;
+  return { sessionId, toolName, time };
+}
+
+/** The fields tool calls and decisions share, on a tool call. */
+function fillToolFields(
+  call: ToolCallEvent,
+  spec: ToolFields,
+  a: Attributes,
+  toolName: string,
+): void {
+  const callId = strOf(a, spec.callId);
+  call.toolCallId = callId;
+  if (spec.callIdIsToolUseId === true) call.toolUseId = callId;
+  if (spec.arguments !== undefined) call.arguments = jsonTextOf(a, spec.arguments);
+  if (spec.promptId !== undefined) call.promptId = strOf(a, spec.promptId);
+  if (spec.model !== undefined) call.model = strOf(a, spec.model);
+  const server = spec.mcpServerName;
+  if (server !== undefined && call.toolType === "mcp") {
+    call.mcpServerName = typeof server === "function" ? server(a, toolName) : strOf(a, server);
+  }
+  if (spec.mcpServerScope !== undefined) call.mcpServerScope = strOf(a, spec.mcpServerScope);
+}
+
+function toolTypeOf(rule: McpRule, a: Attributes, toolName: string): ToolType {
+  if (rule.present !== undefined && strOf(a, rule.present) !== undefined) return "mcp";
+  if (rule.equals !== undefined && str(a[rule.equals[0]]) === rule.equals[1]) return "mcp";
+  if (rule.contains !== undefined) {
+    const value = str(a[rule.contains[0]]);
+    if (value !== undefined && value.includes(rule.contains[1])) return "mcp";
+  }
+  return isMcpName(toolName) ? "mcp" : "builtin";
+}
+
+function durationOf(duration: Keys | "span", a: Attributes, record: OtlpRecord): number | null {
+  return duration === "span"
+    ? spanDurationMs(record.timeUnixNano, record.observedTimeUnixNano)
+    : wholeMs(numOf(a, duration));
+}
+
+/** Whether one of `keys` holds a count; reads them all, so any out of range throws. */
+function hasCount(a: Attributes, keys: Keys): boolean {
+  let found = false;
+  for (const key of keys) if (count(a[key]) !== undefined) found = true;
+  return found;
+}
