@@ -80,7 +80,6 @@ const NOT_SECRET_MODIFIERS = new Set([
   "translation",
   "i18n",
   "locale",
-  "message",
   "storage",
   "bypass",
   "event",

@@ -32,12 +32,13 @@ export const fillerSecrets: RegExp[] = [
 ];
 
 /**
- * Low variety in a short secret: one character eight times in a row
- * (`sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa`). Only for secrets of at
+ * Low variety in a short secret: one letter eight times in a row
+ * (`sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa`); digits may repeat, as in
+ * the numeric ids inside Slack tokens. Only for secrets of at
  * most {@link MAX_RUN_CHECKED} characters: long base64 (keys, certificates)
  * holds runs of `A` from its zero bytes.
  */
-export const repeatedRun = /(.)\1{7}/;
+export const repeatedRun = /([A-Za-z])\1{7}/;
 /** Longest secret {@link repeatedRun} is tested on. */
 export const MAX_RUN_CHECKED = 100;
 
@@ -55,9 +56,11 @@ export const codeValues: RegExp[] = [
   // `passwordConfirmation`, `PasswordHash` (a random run of letters is none of these)
   /^[A-Za-z]{1,15}$|^[A-Za-z]+(?:[_.-][A-Za-z]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^(?:[A-Z][a-z]+)+$/,
   // member access: os.environ, process.env.API_KEY, config.auth.token2 (but not a
-  // HashiCorp Vault token, `s.` or `hvs.` and random characters)
-  /^(?!(?:hv[sbr]|[sbr])\.[A-Za-z0-9_-]{24,}$)[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/,
-  /^\d+$/,
+  // HashiCorp Vault token, `s.` or `hvs.` and random characters, nor parts
+  // longer than names are: `pk.<60 random characters>.<22>`)
+  /^(?!(?:hv[sbr]|[sbr])\.[A-Za-z0-9_-]{24,}$)[A-Za-z_$][\w$]{0,39}(?:\.[A-Za-z_$][\w$]{0,39})+$/,
+  // numbers, but not the 16 digits and more of a client id or secret (Asana, Discord)
+  /^\d{1,15}$/,
   // type and class names, constants: OAuth2Client, URLPatternComponentResult, K8S_VOLUME_TYPE
   /^(?:[A-Z]*[A-Z][a-z]{2,}\d{0,2})+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/,
   // paths and URLs

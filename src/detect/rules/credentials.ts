@@ -1510,6 +1510,29 @@ export const credentialRules: CredentialRule[] = [
     pattern: /\b(shippo_(?:live|test)_[a-f0-9]{40})(?![a-f0-9])/,
   },
   {
+    id: "sidekiq-credentials",
+    kind: "credential_detected",
+    label: "sidekiq_credentials",
+    examples: {
+      matches: [
+        "BUNDLE_ENTERPRISE__CONTRIBSYS__COM=c4e1f8a2:7b9d03e6",
+        'export BUNDLE_GEMS__CONTRIBSYS__COM="c4e1f8a2:7b9d03e6"',
+      ],
+      nonMatches: [
+        "BUNDLE_GEMS__CONTRIBSYS__COM=${SIDEKIQ_CREDENTIALS}",
+        "BUNDLE_GEMS__CONTRIBSYS__COM=c4e1f8a2",
+      ],
+    },
+    keywords: ["__contribsys__com"],
+    // Bundler's setting for the Sidekiq Pro and Enterprise gem servers:
+    // `username:password`, eight hex digits each
+    pattern: new RegExp(
+      String
+        .raw`BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM${ASSIGN}(?:\\?["'])?([a-f0-9]{8}:[a-f0-9]{8})(?![a-f0-9])`,
+      "i",
+    ),
+  },
+  {
     id: "slack-legacy-bot-token",
     kind: "credential_detected",
     label: "slack_bot_token",
@@ -1827,6 +1850,8 @@ export const credentialRules: CredentialRule[] = [
         '$password .= "Zq7FAKEw2Rx9Lm4";',
         '"client_secret" => "Zq7FAKEw2Rx9Lm4",',
         'System.setProperty("API_TOKEN", "Zq7FAKEw2Rx9Lm4")',
+        "ASANA_TOKEN=4829175036284917",
+        "MAPBOX_TOKEN=pk.x7k2m9q4w8e1r5t3y6u0i2o4p7a9s1d3f5g8h0j2k4l6z8x1c3v5b7n9m2q4w6e8.r1t3y5u7i9o2p4a6s8d0fg",
         "hubspotKey: Zq7FAKEw2Rx9Lm4",
       ],
       nonMatches: [
@@ -1838,6 +1863,8 @@ export const credentialRules: CredentialRule[] = [
         "token = decodeURIComponent(params.get(hash))",
         "api_key = abcdefghijklmnopqrstuvwxyz123",
         "password = ops_eyJzaWduSW5BZGRyZXNzIjoi...",
+        "TOKEN_TTL_MS = 864000000",
+        "token = config.services.authentication.token2",
         "API_TOKEN=FAKE…[Redacted]",
       ],
     },
@@ -1867,6 +1894,8 @@ export const credentialRules: CredentialRule[] = [
     // one line or a YAML block scalar; line-numbered as a Read shows it.
     pattern:
       /^[ \t]*(?:\d+\t)?[ \t]+[\w.-]+:[ \t]*(?:[|>][-+]?[ \t]*\n[ \t]*(?:\d+\t)?[ \t]+)?\\?["']?([A-Za-z0-9+/]{12,4096}={0,2})\\?["']?[ \t]*$/m,
+    // not a manifest's own fields (`kind: ReplicationController` after `---`)
+    allow: codeValues,
     requires: /kind:[ \t]*\\?["']?secret\b/i,
     minEntropy: 3,
   },
