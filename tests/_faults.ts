@@ -47,7 +47,7 @@ export async function spawnNamespacedServer(
   serveArgs: string[],
 ): Promise<NamespacedServer> {
   const script = `${setup}\nexec "$0" run --allow-all ${MAIN} serve ` +
-    `--listen 127.0.0.1:0 --ingest-listen 127.0.0.1:0 "$@"`;
+    `--listen 127.0.0.1:0 --ingest-listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 "$@"`;
   const child = new Deno.Command("unshare", {
     args: ["-m", "sh", "-c", script, Deno.execPath(), ...args, ...serveArgs],
     stdout: "piped",

@@ -143,7 +143,18 @@ Deno.test("serve refuses a missing certificate file or an unwritable data direct
     });
     await t.step("data directory is a file", async () => {
       await Deno.writeTextFile(`${dir}/file`, "");
-      const result = await runCliProcess(["serve", "--data", `${dir}/file/sub`]);
+      // Ephemeral ports: a default port held by another process would be refused first.
+      const result = await runCliProcess(
+        [
+          "serve",
+          "--data",
+          `${dir}/file/sub`,
+          "--listen",
+          "127.0.0.1:0",
+          "--ingest-listen",
+          "127.0.0.1:0",
+        ],
+      );
       assert.equal(result.code, 2);
       assert.match(result.stderr, /^error: Data directory is not a directory/);
     });
