@@ -98,6 +98,7 @@ async function render() {
     const node = await view(route);
     if (ticket !== renderCount) return;
     main.replaceChildren(node);
+    scrollTo(0, 0);
     performance.mark(`rendered:${route.view}`);
     const heading = main.querySelector("h1");
     document.title = `${heading ? heading.textContent : "Dashboard"} · Agent Telemetry`;
