@@ -13,7 +13,9 @@
  * holding only it). A true positive counts when `credential_detected` is
  * raised; a false alarm when it is raised on a false positive (reported also
  * without the false positives the corpus marks `arguable`). Redaction is
- * checked on every detected secret: no run of 8 of its characters may survive.
+ * checked on every detected secret: no run of 8 of its characters may survive
+ * (beyond what the text holds besides the secret, such as a key name that
+ * repeats the secret's prefix).
  *
  * Then, unless `--benign-mb 0`, the real-text precision run: text files under
  * `node_modules` (sources and docs of our dependencies) and `/usr/share/doc`
@@ -116,20 +118,35 @@ function placed(text: string, placement: Placement): DetectInput {
   }
 }
 
-/** What a placement stores after redaction, decoded back to text. */
-function stored(input: DetectInput, placement: Placement): string {
-  const detection = detectToolCall(input, { redact: true });
+/** What a placement stores, decoded back to text: redacted, or as given. */
+function stored(input: DetectInput, placement: Placement, redacted = true): string {
+  const detection = redacted ? detectToolCall(input, { redact: true }) : input;
   if (placement === "bash" || placement === "alone-bash") {
     return (JSON.parse(detection.arguments!) as { command: string }).command;
   }
   return detection.result ?? "";
 }
 
-/** True when some run of 8 characters of the secret (all of a shorter one) survives. */
-function survives(secret: string, text: string): boolean {
+function occurrences(text: string, part: string): number {
+  let count = 0;
+  for (let at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) count++;
+  return count;
+}
+
+/**
+ * True when some run of 8 characters of the secret (all of a shorter one)
+ * survives redaction: it occurs in the stored text more often than in the
+ * original text without the secret, with the redaction markers left out (a
+ * key name `CLOJARS_TOKEN` or a marker `[REDACTED:duffel_token]` may repeat
+ * the start of a secret without any of it surviving).
+ */
+function survives(secret: string, text: string, original: string): boolean {
+  const kept = text.replace(/\[REDACTED:[a-z0-9_]+\]/g, "\u0000");
+  const context = original.replaceAll(secret, "\u0000");
   const run = Math.min(8, secret.length);
   for (let i = 0; i + run <= secret.length; i++) {
-    if (text.includes(secret.slice(i, i + run))) return true;
+    const part = secret.slice(i, i + run);
+    if (occurrences(kept, part) > occurrences(context, part)) return true;
   }
   return false;
 }
@@ -205,7 +222,9 @@ function scoreCorpus(path: string, lines: unknown[], options: Options): CorpusSc
           forms.hit++;
           if (entry.secret !== undefined && entry.secret.length >= 8) {
             score.redaction.n++;
-            if (survives(entry.secret, stored(input, placement))) {
+            if (
+              survives(entry.secret, stored(input, placement), stored(input, placement, false))
+            ) {
               score.leaks.push(`${entry.rule} [${placement}] ${evidence}: ${entry.text}`);
             } else score.redaction.hit++;
           }
