@@ -15,6 +15,7 @@ import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
 import { errorResponse, jsonResponse, textResponse } from "./responses.ts";
 import { createRouter, type Route } from "./router.ts";
+import { uiResponse } from "../ui/mod.ts";
 
 /** What the query app needs. */
 export interface QueryAppDeps extends ApiServices {
@@ -39,6 +40,8 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     const tooLarge = requestTooLarge(request);
     if (tooLarge) return tooLarge;
     const url = new URL(request.url);
+    const ui = uiResponse(request, url);
+    if (ui) return ui;
     if (url.pathname === "/healthz" || url.pathname === "/readyz") {
       if (request.method !== "GET") return methodNotAllowed();
       return url.pathname === "/healthz"
