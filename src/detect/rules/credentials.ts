@@ -1883,6 +1883,7 @@ export const credentialRules: CredentialRule[] = [
     label: "kubernetes_secret",
     examples: {
       matches: [
+        "apiVersion: v1\nkind: Secret\ndata:\n  tls.key: AAAAAAAAAAB3c2gtZWQyNTUxOQFAKEq7Wm2Rx9Kv4Lp8Sn3Dt6Yh1Zc5Bj0=\n",
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  db-url: cG9zdGdyZXM6Ly9acTdGQUtFdzJSeDk=\n",
       ],
       nonMatches: [
