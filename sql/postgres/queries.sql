@@ -98,15 +98,9 @@ WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
 LIMIT ?;
 
--- The columns SQLite's `SELECT *` gives: every one but `txid`.
+-- The columns of the write path's list (src/store/table_columns.ts): not `txid`.
 -- name: tool_call
-SELECT id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type, category, outcome,
-  duration_ms, result_size_bytes, agent_system, agent_version, model, error_message, error_type,
-  decision, decision_source, prompt_id, agent_name, provider_name, tool_call_id, tool_use_id,
-  tool_description, source, arguments, result, mcp_server_name, mcp_server_scope, os_type,
-  host_arch, terminal_type, cwd, trace_id, span_id
-FROM tool_calls
-WHERE org_id = ? AND id = ?;
+SELECT {{tool_calls.columns}} FROM tool_calls WHERE org_id = ? AND id = ?;
 
 -- Facets walk an index one distinct value at a time (a skip scan), so they
 -- cost one seek per value, not a scan of every row. The organization is bound

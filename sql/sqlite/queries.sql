@@ -93,8 +93,9 @@ WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
 LIMIT ?;
 
+-- The columns of the write path's list (src/store/table_columns.ts).
 -- name: tool_call
-SELECT * FROM tool_calls WHERE org_id = ? AND id = ?;
+SELECT {{tool_calls.columns}} FROM tool_calls WHERE org_id = ? AND id = ?;
 
 -- Facets walk an index one distinct value at a time (a skip scan), so they
 -- cost one seek per value, not a scan of every row.

@@ -7,6 +7,7 @@
  * @module
  */
 import { namedSql, parseNamedSql } from "./named_sql.ts";
+import { withColumnLists } from "./table_columns.ts";
 
 /** One statement and its positional parameters. */
 export interface ReadStatement {
@@ -40,7 +41,7 @@ export type FacetName = "agents" | "domains" | "tool_names" | "tool_types" | "ca
 
 /** Statement builders over one `queries.sql` text. */
 export function telemetryQueries(queriesSql: string): TelemetryQueries {
-  const queries = parseNamedSql(queriesSql);
+  const queries = withColumnLists(parseNamedSql(queriesSql), () => "?");
   const querySql = (name: string) => namedSql(queries, name);
   return {
     sql: querySql,
