@@ -18,7 +18,9 @@ Deno.test("key names are cut into lower-case words at camelCase, acronyms and se
   assert.deepEqual(keyWords("DB_PASSWORD_PROD"), ["db", "password", "prod"]);
   assert.deepEqual(keyWords("AWSSecretKey"), ["aws", "secret", "key"]);
   assert.deepEqual(keyWords("io.jsonwebtoken"), ["io", "jsonwebtoken"]);
-  assert.deepEqual(keyWords("x-api-key:v2"), ["x", "api", "key", "v2"]);
+  assert.deepEqual(keyWords("x-api-key:v2"), ["x", "api", "key", "v", "2"]);
+  assert.deepEqual(keyWords("bot_token4"), ["bot", "token", "4"]);
+  assert.deepEqual(keyWords("i18n_key"), ["i18n", "key"]);
 });
 
 Deno.test("the head noun of a key name decides what secret it announces", () => {
@@ -38,6 +40,8 @@ Deno.test("the head noun of a key name decides what secret it announces", () => 
     ["SNYK_KEY", "secret"],
     ["ClearTextPassword", "password"],
     ["passwordValue", "password"],
+    ["token4", "token"],
+    ["apiKey2", "api_key"],
     // not secrets: another head noun
     ["password_file", undefined],
     ["passwordHash", undefined],
@@ -140,6 +144,7 @@ Deno.test("code, placeholders and fillers in an assignment are not secrets", () 
       "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
       "sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa",
       "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
+      "token4 = Zq7FAKEw2Rx9########",
     ]
   ) {
     assert.equal(evidence(writeFile(text)), undefined, text);

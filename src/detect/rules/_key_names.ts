@@ -243,9 +243,14 @@ const COMPOUNDS: Record<string, SecretKeyKind> = {
   dbpassword: "password",
 };
 
-/** The words of a key name, lower-cased: camelCase, `_`, `-`, `.`, `:` and spaces split it. */
+/**
+ * The words of a key name, lower-cased: camelCase, `_`, `-`, `.`, `:` and
+ * spaces split it, and so do digits that end a word (`token4`, `apiKey2`;
+ * not `i18n` or `k8s`).
+ */
 export function keyWords(name: string): string[] {
   return name
+    .replace(/([A-Za-z])(\d+)(?![A-Za-z\d])/g, "$1 $2")
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
     .toLowerCase()

@@ -32,14 +32,15 @@ export const fillerSecrets: RegExp[] = [
 ];
 
 /**
- * Low variety in a short secret: one letter eight times in a row
- * (`sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa`). Digits may repeat, as in
+ * Low variety in a short secret: one letter, or the `#` or `*` of a mask,
+ * eight times in a row (`sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa`,
+ * `xoxp-…-####################`). Digits may repeat, as in
  * the numeric ids inside Slack tokens, and so may `A`, which base64 writes
  * for zero bytes (`AAAAAAAAAAC7hjsA…` in a Kubernetes Secret). Only for
  * secrets of at most {@link MAX_RUN_CHECKED} characters: longer base64 (keys,
  * certificates) holds such runs of other letters too.
  */
-export const repeatedRun = /([B-Za-z])\1{7}/;
+export const repeatedRun = /([B-Za-z#*])\1{7}/;
 /** Longest secret {@link repeatedRun} is tested on. */
 export const MAX_RUN_CHECKED = 100;
 
