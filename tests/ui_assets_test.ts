@@ -58,7 +58,7 @@ engineTest(
 );
 
 engineTest(
-  "the files have distinct ETags, HEAD has no body, other methods and paths are refused",
+  "the files have distinct ETags, HEAD has no body, other methods and paths are refused; metrics say /ui/",
   async () => {
     await using server = await startTestServer();
     const tags = new Set<string>();
@@ -78,6 +78,11 @@ engineTest(
     const api = await server.get("/v1/sessions");
     assert.equal(api.status, 401, "the dashboard opened the API");
     await api.body?.cancel();
+    const metrics = await (await fetch(`${server.ingestUrl}/metrics`)).text();
+    const label = (route: string, status: number, count: number) =>
+      `agent_telemetry_http_requests_total{listener="query",route="${route}",status="${status}"} ${count}\n`;
+    assert.ok(metrics.includes(label("/ui/", 200, UI_ASSETS.size)), metrics);
+    assert.ok(metrics.includes(label("unmatched", 404, 1)), metrics);
   },
 );
 

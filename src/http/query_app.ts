@@ -15,7 +15,7 @@ import type { ServiceMetrics } from "./metrics.ts";
 import { observed } from "./observe.ts";
 import { errorResponse, jsonResponse, textResponse } from "./responses.ts";
 import { createRouter, type Route } from "./router.ts";
-import { uiResponse } from "../ui/mod.ts";
+import { isUiPath, uiResponse } from "../ui/mod.ts";
 
 /** What the query app needs. */
 export interface QueryAppDeps extends ApiServices {
@@ -67,7 +67,9 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     listener: "query",
     metrics: deps.metrics,
     routeOf: (path) =>
-      path === "/healthz" || path === "/readyz" ? path : match(path)?.pattern ?? "unmatched",
+      path === "/healthz" || path === "/readyz"
+        ? path
+        : match(path)?.pattern ?? (isUiPath(path) ? "/ui/" : "unmatched"),
   });
 }
 

@@ -97,6 +97,12 @@ export function uiResponse(request: Request, url: URL): Response | null {
   return new Response(body, { headers: { ...headers, "content-length": `${asset.bytes.length}` } });
 }
 
+/** Whether the dashboard answers `path` (its files and the redirects): its metrics route label. */
+export function isUiPath(path: string): boolean {
+  return path === "/" || path === "/ui" ||
+    path.startsWith(UI_PREFIX) && served.has(path.slice(UI_PREFIX.length));
+}
+
 function readMethod(request: Request): boolean {
   return request.method === "GET" || request.method === "HEAD";
 }

@@ -58,6 +58,7 @@ async function listView({ params }, spec) {
       },
     },
     spec.fields(filters, facets),
+    knownActors(first.data),
     h("button", { type: "submit" }, "Apply"),
     h("a", { href: route(spec.view) }, "Clear"),
   );
@@ -119,9 +120,23 @@ const timeFields = (filters) => [
   input("Before", "before", toLocalInput(filters.before), { type: "datetime-local", step: 1 }),
 ];
 const actorFields = (filters) => [
-  input("Actor id", "actor", filters.actor, { placeholder: "act_…", size: 20 }),
+  input("Actor id", "actor", filters.actor, {
+    placeholder: "act_…",
+    size: 20,
+    list: "known-actors",
+  }),
   input("Team (actor ids)", "team", filters.team, { placeholder: "act_…, act_…", size: 24 }),
 ];
+/** Suggestions for the actor field: the API has no actor facet, so the actors of the rows shown. */
+function knownActors(rows) {
+  const names = new Map(rows.map((r) => [r.actor_id, r.actor_name]));
+  return h(
+    "datalist",
+    { id: "known-actors" },
+    [...names].sort().map(([id, name]) => h("option", { value: id }, name || id)),
+  );
+}
+
 const options = (values, current) => ["", ...new Set([...values, ...(current ? [current] : [])])];
 
 const sessionLink = (id) =>

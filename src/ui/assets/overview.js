@@ -213,8 +213,12 @@ function topToolsPanel(body, filters) {
     table(
       "Most-used tools",
       [
-        { label: "Tool", cell: (r) => h("code", {}, r.tool_name) },
-        { label: "Type", cell: (r) => r.tool_type },
+        {
+          label: "Tool",
+          cell: (
+            r,
+          ) => [h("code", {}, r.tool_name), r.tool_type === "builtin" ? "" : ` (${r.tool_type})`],
+        },
         {
           label: "Calls",
           num: true,
@@ -405,10 +409,21 @@ function outliersPanel(body) {
               r.session_id.slice(0, 13) + "…",
             ),
         },
-        { label: "Agent", cell: (r) => r.agent_system },
+        { label: "Agent", cell: (r) => h("span", { class: "nowrap" }, r.agent_system) },
         { label: "Calls", num: true, cell: (r) => count(r.call_count) },
         { label: "Errors", num: true, cell: (r) => count(r.error_count) },
-        { label: "Last seen", cell: (r) => new Date(r.last_seen).toLocaleDateString() },
+        {
+          label: "Last seen",
+          cell: (r) =>
+            h(
+              "span",
+              { class: "nowrap" },
+              new Date(r.last_seen).toLocaleDateString(undefined, {
+                month: "short",
+                day: "numeric",
+              }),
+            ),
+        },
       ],
       body.breakdown.slice(0, 10),
       { hideCaption: true },
