@@ -306,6 +306,17 @@ if (!INSIDE) {
       await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
     });
 
+    await t.step("an API error is shown in the API's words", async () => {
+      const response = await fetch(`${demo.queryUrl}/v1/tool-calls?outcome=maybe`, {
+        headers: { authorization: `Bearer ${demo.apiKey}` },
+      });
+      const { error } = await response.json();
+      assert.equal(response.status, 400);
+      await page.goto(`${base}#/tool-calls?outcome=maybe`);
+      await page.waitForSelector(".error-box");
+      assert.equal(await text(page, ".error-box"), `${error.code}: ${error.message}`);
+    });
+
     await t.step("a 401 later on sends the user back to the key prompt", async () => {
       await page.evaluate(
         (item) => sessionStorage.setItem(item, "wb_api_revoked000000000000000000000000000"),

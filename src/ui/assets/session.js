@@ -54,7 +54,26 @@ export async function sessionView({ id }) {
       panel("Summary", facts),
       flagsPanel(detail.risk_flags, flagged),
     ),
-    h("div", { class: "grid" }, panel("Timeline", timeline(calls, flagged))),
+    h(
+      "div",
+      { class: "grid" },
+      panel(
+        "Timeline",
+        timeline(calls, flagged),
+        calls.length < s.tool_call_count
+          ? h(
+            "p",
+            { class: "note" },
+            `The first ${count(calls.length)} of ${count(s.tool_call_count)} calls. `,
+            h(
+              "a",
+              { href: route("tool-calls", { session_id: s.session_id }) },
+              "Every call of this session",
+            ),
+          )
+          : null,
+      ),
+    ),
     h("div", { class: "grid" }, domainsPanel(detail.external_domains), modelPanel(s)),
   );
 }
