@@ -80,6 +80,12 @@ export function outcomeBadge(outcome) {
   return h("span", { class: `badge outcome-${outcome}` }, label);
 }
 
+/** A permission decision and, when reported, what made it: "reject (user_reject)". */
+export function decisionText(call) {
+  if (!call.decision) return "";
+  return call.decision_source ? `${call.decision} (${call.decision_source})` : call.decision;
+}
+
 /** `#/view?params` for a link; empty values are left out. */
 export function route(view, params = {}) {
   const query = new URLSearchParams();

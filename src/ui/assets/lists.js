@@ -3,6 +3,7 @@
 import { api } from "./api.js";
 import {
   count,
+  decisionText,
   duration,
   errorBox,
   h,
@@ -242,10 +243,7 @@ export function toolCallsView(routeInfo) {
       { label: "Session", cell: (c) => sessionLink(c.session_id) },
       {
         label: "Error or decision",
-        cell: (c) =>
-          c.error_message
-            ? c.error_message.slice(0, 120)
-            : (c.decision ? `${c.decision} (${c.decision_source ?? "?"})` : ""),
+        cell: (c) => c.error_message ? c.error_message.slice(0, 120) : decisionText(c),
       },
     ],
   });

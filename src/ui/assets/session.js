@@ -1,7 +1,18 @@
 // Session detail: what one agent run did, as a timeline of its tool calls (outcome colours,
 // durations to scale), its cost, the risk flags on the calls that raised them, and domains.
 import { api } from "./api.js";
-import { count, duration, h, outcomeBadge, panel, route, table, usd, when } from "./dom.js";
+import {
+  count,
+  decisionText,
+  duration,
+  h,
+  outcomeBadge,
+  panel,
+  route,
+  table,
+  usd,
+  when,
+} from "./dom.js";
 
 /**
  * Which call raised each flag. A flag names the agent's own call id, which the session's call
@@ -178,9 +189,7 @@ function timeline(calls, flagged) {
           c.error_message
             ? h("span", { class: "outcome-error" }, ` ${c.error_message.slice(0, 140)}`)
             : null,
-          c.decision
-            ? h("span", { class: "muted" }, ` ${c.decision} (${c.decision_source ?? "?"})`)
-            : null,
+          c.decision ? h("span", { class: "muted" }, ` ${decisionText(c)}`) : null,
         ],
       },
     ],
