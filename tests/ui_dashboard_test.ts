@@ -179,7 +179,7 @@ if (!INSIDE) {
       "sessions filter by agent from the facets; the URL holds it; back undoes it",
       async () => {
         await page.goto(`${base}#/sessions`);
-        await page.waitForSelector("tbody tr");
+        await page.waitForSelector("form[aria-label='Sessions filters']");
         const facets = await api("/v1/sessions/facets");
         const options = await page.$$eval(
           "select[name=agent] option",
