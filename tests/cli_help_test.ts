@@ -299,7 +299,7 @@ Deno.test("admin commands refuse a --data that holds no store, with one line nam
       assert.equal(run.code, 2, `${what}: ${run.stderr}`);
       const lines = run.stderr.trim().split("\n");
       assert.equal(lines.length, 1, `${what}: ${run.stderr}`);
-      assert.ok(lines[0]!.startsWith(`error: No store in "${c.data}" (--data)`), lines[0]);
+      assert.ok(lines[0]!.startsWith(`error: No store in "${c.data}" (--data)`), run.stderr);
     });
     assert.deepEqual(listing(dir), ["empty", "other"], "no directory was created");
     assert.deepEqual(listing(`${dir}/empty`), [], "nothing was created in the empty directory");
