@@ -7,7 +7,8 @@
  * else, and every request the page makes must go to 127.0.0.1 or the test fails. Inside, the
  * `demo` command serves synthetic telemetry, one call with a secret and a destructive command is
  * added through the ingest listener, and the browser signs in, reads, filters, pages and drills
- * down as a person would. Screenshots go to `docs/screenshots/`.
+ * down as a person would. Screenshots go to a temporary directory, or to
+ * `docs/screenshots/` with `AGENT_TELEMETRY_UI_SCREENSHOTS=docs`.
  *
  * @module
  */
@@ -19,7 +20,16 @@ import { CHROMIUM, launchBrowser, offLoopback } from "./_ui_browser.ts";
 
 const INSIDE = Deno.env.get("AGENT_TELEMETRY_UI_NETNS") === "1";
 const ROOT = new URL("..", import.meta.url).pathname;
-const SCREENSHOTS = `${ROOT}docs/screenshots`;
+/**
+ * Where screenshots go: `docs/screenshots/` (the README's pictures) when
+ * `AGENT_TELEMETRY_UI_SCREENSHOTS=docs`, else a temporary directory, so an
+ * ordinary test run leaves the checkout as it was.
+ */
+const SCREENSHOTS = Deno.env.get("AGENT_TELEMETRY_UI_SCREENSHOTS") === "docs"
+  ? `${ROOT}docs/screenshots`
+  : INSIDE
+  ? Deno.makeTempDirSync({ prefix: "agent-telemetry-ui-shots-" })
+  : "";
 const KEY_ITEM = "agent-telemetry.api-key";
 const SECRET = "ghp_FAKE7Zt4Vw9Xy3Bn6Lc1Pd5Fg0Hj2Sa4QeR8";
 const numbers = new Intl.NumberFormat("en-US");
