@@ -25,8 +25,8 @@ export function str(value: AttributeValue | undefined): string | undefined {
 
 /** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
 export function strOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (const key of keys) {
-    const value = str(attributes[key]);
+  for (let i = 0; i < keys.length; i++) {
+    const value = str(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;
@@ -34,8 +34,8 @@ export function strOf(attributes: Attributes, keys: readonly string[]): string |
 
 /** The first of `keys` whose attribute is a count (see {@link count}). */
 export function countOf(attributes: Attributes, keys: readonly string[]): number | undefined {
-  for (const key of keys) {
-    const value = count(attributes[key]);
+  for (let i = 0; i < keys.length; i++) {
+    const value = count(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;
@@ -43,8 +43,8 @@ export function countOf(attributes: Attributes, keys: readonly string[]): number
 
 /** The first of `keys` whose attribute is a number (see {@link num}). */
 export function numOf(attributes: Attributes, keys: readonly string[]): number | undefined {
-  for (const key of keys) {
-    const value = num(attributes[key]);
+  for (let i = 0; i < keys.length; i++) {
+    const value = num(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;
@@ -52,8 +52,8 @@ export function numOf(attributes: Attributes, keys: readonly string[]): number |
 
 /** The first of `keys` whose attribute gives JSON text (see {@link jsonText}). */
 export function jsonTextOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (const key of keys) {
-    const value = jsonText(attributes[key]);
+  for (let i = 0; i < keys.length; i++) {
+    const value = jsonText(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;
@@ -61,8 +61,8 @@ export function jsonTextOf(attributes: Attributes, keys: readonly string[]): str
 
 /** The first of `keys` whose attribute gives result text (see {@link text}). */
 export function textOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (const key of keys) {
-    const value = text(attributes[key]);
+  for (let i = 0; i < keys.length; i++) {
+    const value = text(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;

@@ -59,11 +59,13 @@ interface NamedEvent {
  * The mapper of one agent: `ignored` for records of the other signal or of
  * events its spec does not list, else what the event's spec makes of it.
  */
-export function agentMapper(agent: AgentSpec): (record: OtlpRecord) => MapResult {
+export function agentMapper(spec: AgentSpec): (record: OtlpRecord) => MapResult {
+  const agent = shapedAgent(spec);
   // Both spellings of a logged event name are keys, so a record needs one lookup.
   const events = new Map<string, NamedEvent>();
   const naming = agent.eventName;
-  for (const [short, spec] of Object.entries(agent.events)) {
+  for (const [short, event] of Object.entries(agent.events)) {
+    const spec = shapedEvent(event);
     if ("prefix" in naming) {
       const name = naming.prefix + short;
       events.set(short, { spec, name });
@@ -304,6 +306,98 @@ function durationOf(duration: Keys | "span", a: Attributes, record: OtlpRecord):
 /** Whether one of `keys` holds a count; reads them all, so any out of range throws. */
 function hasCount(a: Attributes, keys: Keys): boolean {
   let found = false;
-  for (const key of keys) if (count(a[key]) !== undefined) found = true;
+  for (let i = 0; i < keys.length; i++) if (count(a[keys[i] as string]) !== undefined) found = true;
   return found;
+}
+
+/**
+ * The specs with every optional field present, in one order: one object
+ * shape per kind of spec whatever the agent, so the reads above stay
+ * monomorphic on the ingest hot path (four agents' literals are four shapes).
+ */
+function shapedAgent(spec: AgentSpec): Whole<AgentSpec> {
+  return {
+    signal: spec.signal,
+    eventName: spec.eventName,
+    sessionKey: spec.sessionKey,
+    toolNameKey: spec.toolNameKey,
+    serviceVersionIsAgent: spec.serviceVersionIsAgent,
+    agentVersionFallback: spec.agentVersionFallback,
+    events: spec.events,
+  };
+}
+
+function shapedEvent(spec: EventSpec): EventSpec {
+  switch (spec.kind) {
+    case "tool_call":
+      return shaped<ToolCallSpec>({
+        kind: spec.kind,
+        ...shapedToolFields(spec),
+        decision: spec.decision,
+        decisionSource: spec.decisionSource,
+        agentName: spec.agentName,
+        providerName: spec.providerName,
+        toolDescription: spec.toolDescription,
+        result: spec.result,
+        resultSize: spec.resultSize,
+        duration: spec.duration,
+        refused: spec.refused,
+        failure: typeof spec.failure === "function" ? spec.failure : shaped<ReportedFailure>({
+          success: spec.failure.success,
+          error: spec.failure.error,
+          errorType: spec.failure.errorType,
+          exitFailure: spec.failure.exitFailure,
+        }),
+      });
+    case "decision":
+      return shaped<DecisionSpec>({
+        kind: spec.kind,
+        ...shapedToolFields(spec),
+        decision: spec.decision,
+        decisionSource: spec.decisionSource,
+        normalize: spec.normalize,
+      });
+    case "model_call":
+      return shaped<ModelCallSpec>({
+        kind: spec.kind,
+        requires: spec.requires,
+        provider: spec.provider,
+        model: spec.model,
+        requestId: spec.requestId,
+        inputTokens: spec.inputTokens,
+        inputIncludesCache: spec.inputIncludesCache,
+        outputTokens: spec.outputTokens,
+        thoughtsTokens: spec.thoughtsTokens,
+        cacheReadTokens: spec.cacheReadTokens,
+        cacheCreationTokens: spec.cacheCreationTokens,
+        cost: spec.cost,
+        duration: spec.duration,
+      });
+    case "session_info":
+      return shaped<SessionInfoSpec>({ kind: spec.kind, provider: spec.provider });
+  }
+}
+
+function shapedToolFields(spec: ToolFields): Whole<ToolFields> {
+  return {
+    toolType: shaped<McpRule>({
+      present: spec.toolType.present,
+      equals: spec.toolType.equals,
+      contains: spec.toolType.contains,
+    }),
+    callId: spec.callId,
+    callIdIsToolUseId: spec.callIdIsToolUseId === true,
+    arguments: spec.arguments,
+    promptId: spec.promptId,
+    model: spec.model,
+    mcpServerName: spec.mcpServerName,
+    mcpServerScope: spec.mcpServerScope,
+  };
+}
+
+/** A spec type with every field required (optional ones may be undefined): a field left out of a shaped copy is a type error. */
+type Whole<T> = { [K in keyof Required<T>]: T[K] };
+
+function shaped<T>(whole: Whole<T>): T {
+  return whole as T;
 }

@@ -5,6 +5,13 @@
  * `gemini-cli`); spans that carry `gen_ai.operation.name` follow the GenAI
  * semantic conventions whatever their service.
  *
+ * Each agent is one spec (`_spec.ts`: its events, session and tool-name
+ * keys, where each field comes from) in its own file, with functions only
+ * for what that agent alone does; `_map.ts` runs every spec. Adding an agent:
+ * a spec file beside these, its entry in {@link MappedAgent} and `MAPPERS`,
+ * its recognition in {@link mapperOf}, and its tool names in
+ * `_classify.ts` when they are new.
+ *
  * @module
  */
 
