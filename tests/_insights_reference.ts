@@ -13,7 +13,7 @@ import { type Analytics, openAnalytics } from "../src/analytics/mod.ts";
 import { ServiceMetrics } from "../src/http/metrics.ts";
 import { ActorNames } from "../src/api/actor_names.ts";
 import { insightRoutes } from "../src/api/insights.ts";
-import { createQueryApp } from "../src/http/query_app.ts";
+import { createQueryApp } from "../src/server/query_app.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,

@@ -15,7 +15,7 @@ import { bearerToken } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
 import { observed } from "../http/observe.ts";
 import { type ExportRefusal, type OtlpExportOutcome, receiveOtlpExport } from "./otlp_export.ts";
-import { readyResponse, requestTooLarge } from "../http/query_app.ts";
+import { readyResponse, requestTooLarge } from "./query_app.ts";
 import { errorResponse, jsonResponse, textResponse } from "../http/responses.ts";
 
 /** What the ingest app needs. */

@@ -24,7 +24,7 @@ import {
   type ReadDeadlines,
   serveWithDeadlines,
 } from "./read_deadlines.ts";
-import { createQueryApp } from "../http/query_app.ts";
+import { createQueryApp } from "./query_app.ts";
 import type { Route } from "../http/router.ts";
 
 /** A running server. */

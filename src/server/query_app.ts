@@ -10,11 +10,11 @@ import { pingRoutes } from "../api/ping.ts";
 import { sessionRoutes } from "../api/sessions.ts";
 import { toolCallRoutes } from "../api/tool_calls.ts";
 import type { KeyVerifier } from "../store/stores.ts";
-import { authenticateApiRequest } from "./auth.ts";
-import type { ServiceMetrics } from "./metrics.ts";
-import { observed } from "./observe.ts";
-import { errorResponse, jsonResponse, textResponse } from "./responses.ts";
-import { createRouter, type Route } from "./router.ts";
+import { authenticateApiRequest } from "../http/auth.ts";
+import type { ServiceMetrics } from "../http/metrics.ts";
+import { observed } from "../http/observe.ts";
+import { errorResponse, jsonResponse, textResponse } from "../http/responses.ts";
+import { createRouter, type Route } from "../http/router.ts";
 import { isUiPath, uiResponse } from "../ui/mod.ts";
 
 /** What the query app needs. */
