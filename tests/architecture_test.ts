@@ -44,10 +44,8 @@ const STORE_ENGINES = ["src/store/sqlite/", "src/store/postgres/"];
 const STORE_ENGINE_OPENERS = ["src/store/open_stores.ts"];
 
 /**
- * OPEN (issue #19): modules whose upward imports are known and pending.
- * `src/http/query_app.ts` is the query listener's assembly and moves to
- * `src/server/` once the dashboard's uncommitted edit to it (issue #17) lands.
- * The layer test fails when an entry here has no upward import left: delete it.
+ * Modules whose upward imports are known and pending a move (none now). The
+ * layer test fails when an entry here has no upward import left: delete it.
  */
 const OPEN_UPWARD: readonly string[] = [];
 
