@@ -19,6 +19,7 @@ import {
   type BoundValue,
   type ColumnSpec,
   DOMAIN_HITS,
+  METRIC_POINTS,
   MODEL_CALLS,
   NEW_SESSIONS,
   RISK_FLAGS,
@@ -50,6 +51,12 @@ const TABLES: readonly {
     columns: DOMAIN_HITS,
     sqlite: "insert_domain_hit",
     postgres: "insert_domain_hits",
+    whole: true,
+  },
+  {
+    columns: METRIC_POINTS,
+    sqlite: "insert_metric_point",
+    postgres: "insert_metric_points",
     whole: true,
   },
 ];

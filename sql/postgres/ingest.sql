@@ -174,3 +174,8 @@ SELECT 1 FROM tool_calls LIMIT 0;
 -- A real write (readiness while writes were refused): refused in a read-only
 -- transaction; the value it takes is a gap like a rolled-back ingest's.
 SELECT nextval('telemetry_seq') AS seq;
+
+-- name: insert_metric_points
+INSERT INTO metric_points ({{metric_points.columns}})
+SELECT * FROM unnest({{metric_points.params}})
+ON CONFLICT (id) DO NOTHING;

@@ -119,3 +119,7 @@ SELECT evidence FROM risk_flags WHERE call_id = ? AND flag = 'credential_detecte
 UPDATE tool_calls SET arguments = ?, result = ?, error_message = ?, error_type = ?,
   tool_description = ?, agent_name = ?, mcp_server_name = ?, mcp_server_scope = ?, cwd = ?, seq = ?
 WHERE id = ?;
+
+-- name: insert_metric_point
+INSERT OR IGNORE INTO metric_points ({{metric_points.columns}})
+VALUES ({{metric_points.params}});

@@ -9,6 +9,7 @@
  * @module
  */
 import { StoreUnavailableError } from "../errors.ts";
+import { decodeMetrics, type ReceivedMetrics, receiveMetrics } from "../ingest/metrics/mod.ts";
 import { receiveExport } from "../ingest/receive.ts";
 import {
   type Encoding,
@@ -97,10 +98,15 @@ export async function receiveOtlpExport(
   if (sender === null) return refused("unauthenticated", REFUSAL_MESSAGES.unauthenticated);
   let received;
   let encoding: Encoding;
+  let metricPoints: ReceivedMetrics | null = null;
   try {
     const read = await request.readBody();
     encoding = read.encoding;
     received = receiveExport(read.body, { encoding, pathSignal: request.pathSignal });
+    // A JSON body is routed by its top key: decoded as metrics only when that says metrics.
+    if (received.signal === "metrics") {
+      metricPoints = receiveMetrics(decodeMetrics(read.body, encoding));
+    }
   } catch (error) {
     if (error instanceof PayloadTooLargeError) return refused("tooLarge", error.message);
     if (error instanceof UnsupportedMediaTypeError) {
@@ -110,7 +116,7 @@ export async function receiveOtlpExport(
     throw error;
   }
   try {
-    await writer.ingest(sender, received.events);
+    await writer.ingest(sender, received.events, metricPoints?.samples ?? []);
   } catch (error) {
     if (error instanceof StoreUnavailableError) {
       return refused("storeUnavailable", error.message, error.retryAfterSeconds);
@@ -120,10 +126,14 @@ export async function receiveOtlpExport(
   deps.onCommitted?.();
   countIngested(deps.metrics, received.events, received.unusable);
   reportUnmapped(deps.metrics, received.unmapped);
-  const partial = received.unusable > 0
+  if (metricPoints !== null) countMetricPoints(deps.metrics, metricPoints);
+  const unusable = received.unusable + (metricPoints?.unusable ?? 0);
+  const partial = unusable > 0
     ? {
-      rejected: received.unusable,
-      message: `${received.unusable} unusable record(s): ${received.firstReason}`,
+      rejected: unusable,
+      message: metricPoints !== null && metricPoints.unusable > 0
+        ? `${metricPoints.unusable} unusable data point(s): ${metricPoints.firstReason}`
+        : `${received.unusable} unusable record(s): ${received.firstReason}`,
     }
     : undefined;
   return { accepted: true, signal: received.signal, encoding, ...(partial ? { partial } : {}) };
@@ -152,4 +162,22 @@ function countIngested(metrics: ServiceMetrics, events: TelemetryEvent[], unusab
   }
   for (const { agent, kind, n } of counts.values()) metrics.ingested.inc({ agent, kind }, n);
   if (unusable > 0) metrics.rejected.inc({}, unusable);
+}
+
+/**
+ * Kept metric points count as `ingested{kind="metric_point"}` (a retry's
+ * again, as a retried log record's does); points that stored nothing as
+ * `unmapped` by agent and reason (an instrument we do not keep, a data type
+ * we do not read), and unusable ones as `rejected`.
+ */
+function countMetricPoints(metrics: ServiceMetrics, received: ReceivedMetrics) {
+  const kept = new Map<string, number>();
+  for (const sample of received.samples) {
+    kept.set(sample.agentSystem, (kept.get(sample.agentSystem) ?? 0) + 1);
+  }
+  for (const [agent, n] of kept) metrics.ingested.inc({ agent, kind: "metric_point" }, n);
+  for (const { agent, reason, count } of received.unkept) {
+    if (reason !== "unusable") metrics.unmapped.inc({ agent, reason }, count);
+  }
+  if (received.unusable > 0) metrics.rejected.inc({}, received.unusable);
 }

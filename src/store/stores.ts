@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { MetricSample } from "../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import type {
   ApiPrincipal,
@@ -113,8 +114,15 @@ export interface TelemetryReader {
 export interface TelemetryWriterApi {
   /** The telemetry `seq` after the last write this process made (replica lag metric). */
   readonly lastSeq: number;
-  /** Stores the events of one export request in one transaction. */
-  ingest(sender: Sender, events: TelemetryEvent[]): Promise<IngestSummary>;
+  /**
+   * Stores the events (logs, traces) or kept metric points of one export
+   * request in one transaction; a point already stored is not stored again.
+   */
+  ingest(
+    sender: Sender,
+    events: TelemetryEvent[],
+    points?: readonly MetricSample[],
+  ): Promise<IngestSummary>;
   /** Rejects unless the store takes a write transaction. */
   probe(): Promise<void>;
   /** One retention pass. */

@@ -10,13 +10,19 @@
  * @module
  */
 
-/** How a column's value is typed: text, integer or real; `?` when it may be null. */
-export type ColumnKind = "text" | "text?" | "int" | "int?" | "real?";
+/**
+ * How a column's value is typed: text, integer or real; `?` when it may be
+ * null. `int64` is a signed 64-bit integer past 2^53 (nanosecond times), bound
+ * as its decimal text, which both engines store as an integer.
+ */
+export type ColumnKind = "text" | "text?" | "int" | "int?" | "int64" | "int64?" | "real?";
 
 /** The value a column of a kind holds. */
 export type ColumnValue<K extends ColumnKind> = K extends "text" ? string
   : K extends "text?" ? string | null
   : K extends "int" ? number
+  : K extends "int64" ? string
+  : K extends "int64?" ? string | null
   : number | null;
 
 /** A table's columns and their kinds, in column order. */
@@ -150,6 +156,35 @@ export const NEW_SESSIONS = tableColumns("sessions", {
   agent_version: "text",
 });
 
+/**
+ * `metric_points`: one row per kept metric point (issue #18), by series,
+ * start time and time; the dimensions are `""` where a point has none.
+ */
+export const METRIC_POINTS = tableColumns("metric_points", {
+  id: "text",
+  org_id: "text",
+  seq: "int",
+  actor_id: "text",
+  agent: "text",
+  agent_system: "text",
+  agent_version: "text",
+  session_id: "text",
+  instrument: "text",
+  measure: "text",
+  type: "text",
+  model: "text",
+  tool: "text",
+  decision: "text",
+  language: "text",
+  temporality: "text",
+  monotonic: "int",
+  series_id: "text",
+  start_time_ns: "int64?",
+  time_ns: "int64",
+  ts: "int",
+  value: "real?",
+});
+
 /** A row of a table, from its column list. */
 export type TableRow<T> = T extends TableColumns<infer S> ? RowOf<S> : never;
 
@@ -163,6 +198,8 @@ export type RiskFlagRow = TableRow<typeof RISK_FLAGS>;
 export type DomainHitRow = TableRow<typeof DOMAIN_HITS>;
 /** A new `sessions` row. */
 export type NewSessionRow = TableRow<typeof NEW_SESSIONS>;
+/** A `metric_points` row. */
+export type MetricPointRow = TableRow<typeof METRIC_POINTS>;
 
 /** The tables whose statements take their column lists from here. */
 export const WRITE_TABLES: readonly TableColumns<ColumnSpec>[] = [
@@ -171,6 +208,7 @@ export const WRITE_TABLES: readonly TableColumns<ColumnSpec>[] = [
   RISK_FLAGS,
   DOMAIN_HITS,
   NEW_SESSIONS,
+  METRIC_POINTS,
 ];
 
 /**

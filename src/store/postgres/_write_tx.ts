@@ -18,6 +18,8 @@ const ARRAY_TYPES: Record<ColumnKind, string> = {
   "text?": "text[]",
   "int": "bigint[]",
   "int?": "bigint[]",
+  "int64": "bigint[]",
+  "int64?": "bigint[]",
   "real?": "float8[]",
 };
 

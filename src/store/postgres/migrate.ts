@@ -12,6 +12,7 @@ import installationSecret from "../../../sql/postgres/keys_installation_secret.s
 };
 import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "text" };
 import rangeRepair from "../../../sql/postgres/0003_range_repair.sql" with { type: "text" };
+import metricPoints from "../../../sql/postgres/0004_metric_points.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import type { Migration } from "../sqlite/database.ts";
@@ -22,6 +23,7 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "init", sql: init },
   { version: 2, name: "installation secret", sql: installationSecret },
   { version: 3, name: "range repair", sql: rangeRepair },
+  { version: 4, name: "metric points", sql: metricPoints },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */

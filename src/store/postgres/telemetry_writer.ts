@@ -7,9 +7,11 @@
  *
  * @module
  */
+import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { ingestEvents } from "../ingest_batch.ts";
+import { metricPointRow } from "../metric_rows.ts";
 import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
 import { eventRowIds } from "../row_ids.ts";
 import type {
@@ -19,7 +21,7 @@ import type {
   Sender,
   TelemetryWriterApi,
 } from "../stores.ts";
-import { DOMAIN_HITS, RISK_FLAGS } from "../table_columns.ts";
+import { DOMAIN_HITS, METRIC_POINTS, RISK_FLAGS } from "../table_columns.ts";
 import { type PgParam, pgUnavailable, type Sql, type TransactionSql } from "./client.ts";
 import {
   type BatchReads,
@@ -69,16 +71,24 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
   }
 
   /**
-   * Stores every event of one export request, all or nothing. A refusal that
-   * passes (out of reach, disk full, read-only) rejects with `StoreUnavailableError`.
+   * Stores every event or metric point of one export request, all or
+   * nothing; a point already stored (a retried export) is ignored. A refusal
+   * that passes (out of reach, disk full, read-only) rejects with
+   * `StoreUnavailableError`.
    */
-  ingest(sender: Sender, events: readonly TelemetryEvent[]): Promise<IngestSummary> {
+  ingest(
+    sender: Sender,
+    events: readonly TelemetryEvent[],
+    points: readonly MetricSample[] = [],
+  ): Promise<IngestSummary> {
     return this.#outage.track(this.#track(async () => {
-      if (events.length === 0) return { toolCalls: 0, modelCalls: 0 };
+      if (events.length === 0 && points.length === 0) return { toolCalls: 0, modelCalls: 0 };
       const ids = eventRowIds(sender, events);
       const reads = batchReads(events, ids);
       try {
-        return await this.#transaction((tx) => this.#ingestIn(tx, sender, events, ids, reads));
+        return await this.#transaction((tx) =>
+          this.#ingestIn(tx, sender, events, ids, reads, points)
+        );
       } catch (error) {
         throw pgUnavailable(error) ?? error;
       }
@@ -131,9 +141,10 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     events: readonly TelemetryEvent[],
     ids: readonly string[],
     reads: BatchReads,
+    points: readonly MetricSample[],
   ): Promise<Written<IngestSummary>> {
     const { decisionKeys } = reads;
-    const [, toolCalls, decisions, sessions, modelCalls, seqs] = await Promise.all([
+    const [, toolCalls, decisions, sessions, modelCalls, seqs, pointSeqs] = await Promise.all([
       lockSessions(tx, reads.sessionIds.map((session) => [sender.orgId, session] as const)),
       readIf<StoredRows["toolCalls"][number]>(tx, "stored_tool_calls", [reads.toolCallIds]),
       readIf<StoredRows["decisions"][number]>(tx, "stored_decisions", [
@@ -147,11 +158,19 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
       ]),
       readIf<StoredRows["modelCalls"][number]>(tx, "stored_model_calls", [reads.modelCallIds]),
       reserveSeqs(tx, seqsNeeded(events, reads)),
+      reserveSeqs(tx, points.length),
     ]);
     const plan = new IngestPlan(sender, { toolCalls, decisions, sessions, modelCalls }, seqs);
     const summary = ingestEvents(plan, sender, events, this.#options, ids);
-    await Promise.all(plan.writes().map((write) => run(tx, write.statement, write.params)));
-    return { value: summary, lastSeq: plan.lastSeq };
+    const writes = plan.writes().map((write) => run(tx, write.statement, write.params));
+    if (points.length > 0) {
+      const rows = points.map((point, i) =>
+        METRIC_POINTS.values(metricPointRow(sender, point, pointSeqs[i]!))
+      );
+      writes.push(run(tx, "insert_metric_points", columns(rows)));
+    }
+    await Promise.all(writes);
+    return { value: summary, lastSeq: Math.max(plan.lastSeq, pointSeqs.at(-1) ?? 0) };
   }
 
   async #rescanIn(

@@ -18,6 +18,9 @@ import telemetryLeanIndexes from "../../../sql/sqlite/telemetry_0003_lean_indexe
 import telemetryRangeRepair from "../../../sql/sqlite/telemetry_0004_range_repair.sql" with {
   type: "text",
 };
+import telemetryMetricPoints from "../../../sql/sqlite/telemetry_0005_metric_points.sql" with {
+  type: "text",
+};
 import type { Migration } from "./database.ts";
 
 /** Migrations of `keys.db`. */
@@ -32,4 +35,5 @@ export const telemetryMigrations: readonly Migration[] = [
   { version: 2, name: "retention", sql: telemetryRetention },
   { version: 3, name: "lean indexes", sql: telemetryLeanIndexes },
   { version: 4, name: "range repair", sql: telemetryRangeRepair },
+  { version: 5, name: "metric points", sql: telemetryMetricPoints },
 ];

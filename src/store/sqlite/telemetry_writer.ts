@@ -7,14 +7,17 @@
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
+import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { ingestEvents, type IngestStore } from "../ingest_batch.ts";
+import { metricPointRow } from "../metric_rows.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
 import type { IngestSummary, Sender } from "../stores.ts";
 import {
   DOMAIN_HITS,
+  METRIC_POINTS,
   MODEL_CALLS,
   NEW_SESSIONS,
   RISK_FLAGS,
@@ -63,12 +66,23 @@ export class TelemetryWriter {
     return Number((this.#run("read_seq", "get") as { value: number }).value);
   }
 
-  /** Stores every event of one export request, all or nothing. */
-  ingest(sender: Sender, events: readonly TelemetryEvent[]): IngestSummary {
-    if (events.length === 0) return { toolCalls: 0, modelCalls: 0 };
+  /**
+   * Stores every event or metric point of one export request, all or
+   * nothing; a point already stored (a retried export) is ignored.
+   */
+  ingest(
+    sender: Sender,
+    events: readonly TelemetryEvent[],
+    points: readonly MetricSample[] = [],
+  ): IngestSummary {
+    if (events.length === 0 && points.length === 0) return { toolCalls: 0, modelCalls: 0 };
     return tx(this.#db, () => {
       this.#seq = this.currentSeq();
       const summary = ingestEvents(this.#store, sender, events, this.#options);
+      for (const point of points) {
+        const row = metricPointRow(sender, point, this.#nextSeq());
+        this.#run("insert_metric_point", "run", ...METRIC_POINTS.values(row));
+      }
       this.#run("write_seq", "run", this.#seq);
       return summary;
     });

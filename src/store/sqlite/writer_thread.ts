@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
@@ -71,12 +72,16 @@ export class WriterThread implements TelemetryWriterApi {
   }
 
   /**
-   * Stores the events of one export request in one transaction. A refusal
+   * Stores the events or metric points of one export request in one transaction. A refusal
    * that passes (busy, full, read-only) rejects with `StoreUnavailableError`.
    */
-  ingest(sender: Sender, events: TelemetryEvent[]): Promise<IngestSummary> {
+  ingest(
+    sender: Sender,
+    events: TelemetryEvent[],
+    points: readonly MetricSample[] = [],
+  ): Promise<IngestSummary> {
     return this.#outage.track(
-      this.#call({ op: "ingest", sender, events }) as Promise<IngestSummary>,
+      this.#call({ op: "ingest", sender, events, points }) as Promise<IngestSummary>,
     );
   }
 

@@ -7,6 +7,7 @@
  * @module
  */
 /// <reference lib="deno.worker" />
+import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
@@ -16,7 +17,13 @@ import { TelemetryWriter } from "./telemetry_writer.ts";
 /** Messages to the writer thread. */
 export type WriterRequest =
   | { id: number; op: "open"; path: string; redactSecrets: boolean; retention: RetentionOptions }
-  | { id: number; op: "ingest"; sender: Sender; events: TelemetryEvent[] }
+  | {
+    id: number;
+    op: "ingest";
+    sender: Sender;
+    events: TelemetryEvent[];
+    points: readonly MetricSample[];
+  }
   | { id: number; op: "probe"; write?: false }
   | { id: number; op: "probe"; write: true; path: string }
   | { id: number; op: "retention"; now: number }
@@ -43,7 +50,7 @@ async function handle(request: WriterRequest): Promise<unknown> {
       retention = new Retention(db, request.path, request.retention);
       return null;
     case "ingest":
-      return writer!.ingest(request.sender, request.events);
+      return writer!.ingest(request.sender, request.events, request.points);
     case "probe":
       if (request.write) {
         probeFreeSpace(request.path);
