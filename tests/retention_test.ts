@@ -90,7 +90,7 @@ Deno.test("--retention-days below 90 is refused", async () => {
     "/nonexistent/x",
   ]);
   assert.equal(result.code, 2);
-  assert.match(result.stderr, /at least 90 days/);
+  assert.match(result.stderr, /--retention-days.*at least 90\b/);
 });
 
 /**
