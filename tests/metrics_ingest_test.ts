@@ -5,6 +5,7 @@
  * and what those rows add up to (through `sql/metrics/interval_deltas.sql`,
  * run on the store itself) is what the clients reported. A retried export
  * stores nothing twice; instruments we do not keep are counted in `/metrics`.
+ * The analytics replica copies the points exactly and computes the same deltas.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -13,6 +14,7 @@ import { readRecording, REAL_FIXTURES } from "../scripts/agents/_fixtures.ts";
 import { grpcUnary } from "../scripts/agents/_grpc_recorder.ts";
 import type { RecordedRequest } from "../scripts/agents/_recorder.ts";
 import { receiveMetrics } from "../src/ingest/metrics/mod.ts";
+import { Replica } from "../src/analytics/replica.ts";
 import { namedSql, parseNamedSql } from "../src/store/named_sql.ts";
 import { connectPostgres } from "../src/store/postgres/client.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
@@ -70,6 +72,29 @@ async function storedPoints(server: TestServer): Promise<StoredPoint[]> {
     })) as unknown as StoredPoint[];
   } finally {
     await sql.end();
+  }
+}
+
+/** Every point of a fresh replica of the server's store: id, exact time and delta. */
+async function replicaPoints(server: TestServer) {
+  const path = join(await Deno.makeTempDir({ prefix: "metrics-replica-" }), "analytics.duckdb");
+  const replica = await Replica.open({
+    path,
+    source: server.database === null
+      ? { engine: "sqlite", path: dataPaths(server.dir).telemetry }
+      : { engine: "postgres", url: server.database },
+    quiet: true,
+  });
+  try {
+    await replica.catchUp();
+    const sql = `SELECT p.id, CAST(p.time_ns AS VARCHAR) AS time_ns, d.delta
+      FROM metric_points AS p JOIN (${INTERVAL_DELTAS.replace(/;\s*$/, "")}) AS d ON d.id = p.id
+      ORDER BY p.id`;
+    const [rows] = await replica.read([{ sql, params: {} }], Date.now() + 30_000);
+    return rows!;
+  } finally {
+    await replica.close();
+    await Deno.remove(join(path, ".."), { recursive: true });
   }
 }
 
@@ -176,6 +201,11 @@ for (const run of GEMINI_RUNS) {
 
     await replayMetrics(server, org, run);
     assert.deepEqual(await storedPoints(server), points, "a retried export stores nothing twice");
+    assert.deepEqual(
+      await replicaPoints(server),
+      points.map((p) => ({ id: p.id, time_ns: p.time_ns, delta: p.delta })),
+      "the replica holds every point, times exact, with the store's deltas",
+    );
 
     const scrape = await (await fetch(`${server.ingestUrl}/metrics`)).text();
     const counter = (name: string, labels: string) =>

@@ -101,9 +101,16 @@ const ENGINE_ONLY: Readonly<
   "replica_source.sql": {
     why: "SQLite's replica reads chunks by `seq`; PostgreSQL's by transaction id and snapshot, " +
       "since concurrent writers commit `seq` values out of order",
-    sqlite: ["current_seq", "nth_model_call_seq", "nth_tool_call_seq", "tombstones_range"],
+    sqlite: [
+      "current_seq",
+      "nth_metric_point_seq",
+      "nth_model_call_seq",
+      "nth_tool_call_seq",
+      "tombstones_range",
+    ],
     postgres: [
       "current_snapshot",
+      "nth_metric_point_key",
       "nth_model_call_key",
       "nth_tool_call_key",
       "seq_reached",

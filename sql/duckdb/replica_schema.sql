@@ -63,6 +63,32 @@ CREATE TABLE domain_hits (
   seq        BIGINT NOT NULL
 );
 
+-- Agents' metric points (issue #18), copied append-only: a point is stored
+-- once per (series, start time, time) and never updated. Read through
+-- sql/metrics/interval_deltas.sql.
+CREATE TABLE metric_points (
+  id            VARCHAR NOT NULL,
+  org_id        VARCHAR NOT NULL,
+  actor_id      VARCHAR NOT NULL,
+  agent         VARCHAR NOT NULL,
+  agent_system  VARCHAR NOT NULL,
+  session_id    VARCHAR NOT NULL,
+  measure       VARCHAR NOT NULL,
+  type          VARCHAR NOT NULL,
+  model         VARCHAR NOT NULL,
+  tool          VARCHAR NOT NULL,
+  decision      VARCHAR NOT NULL,
+  language      VARCHAR NOT NULL,
+  temporality   VARCHAR NOT NULL,
+  monotonic     BIGINT NOT NULL,
+  series_id     VARCHAR NOT NULL,
+  start_time_ns BIGINT,
+  time_ns       BIGINT NOT NULL,
+  ts            BIGINT NOT NULL,
+  value         DOUBLE NOT NULL,
+  seq           BIGINT NOT NULL
+);
+
 -- name: init_meta
 INSERT INTO meta (key, value)
 VALUES ('schema_version', $version), ('source', $source), ('last_seq', '0'), ('mark', NULL);
@@ -78,6 +104,7 @@ CREATE TEMP TABLE stage_tool_calls AS SELECT * FROM tool_calls LIMIT 0;
 CREATE TEMP TABLE stage_model_calls AS SELECT * FROM model_calls LIMIT 0;
 CREATE TEMP TABLE stage_risk_flags AS SELECT * FROM risk_flags LIMIT 0;
 CREATE TEMP TABLE stage_domain_hits AS SELECT * FROM domain_hits LIMIT 0;
+CREATE TEMP TABLE stage_metric_points AS SELECT * FROM metric_points LIMIT 0;
 CREATE TEMP TABLE stage_tombstones (seq BIGINT NOT NULL, tbl VARCHAR NOT NULL, row_key VARCHAR NOT NULL);
 
 -- A first build starts from empty tables: one that failed midway may have
@@ -88,6 +115,7 @@ DELETE FROM tool_calls;
 DELETE FROM model_calls;
 DELETE FROM risk_flags;
 DELETE FROM domain_hits;
+DELETE FROM metric_points;
 
 -- Rows already in the replica under the same key are replaced (an updated
 -- row comes back with a new seq, or in PostgreSQL a new txid). Skipped while
@@ -108,6 +136,9 @@ WHERE r.call_id = s.call_id AND r.flag = s.flag;
 DELETE FROM domain_hits AS d USING temp.stage_domain_hits AS s
 WHERE d.call_id = s.call_id AND d.domain = s.domain AND d.scheme = s.scheme;
 
+-- name: delete_metric_points
+DELETE FROM metric_points WHERE id IN (SELECT id FROM temp.stage_metric_points);
+
 -- name: insert_tool_calls
 INSERT INTO tool_calls SELECT * FROM temp.stage_tool_calls;
 
@@ -119,6 +150,9 @@ INSERT INTO risk_flags SELECT * FROM temp.stage_risk_flags;
 
 -- name: insert_domain_hits
 INSERT INTO domain_hits SELECT * FROM temp.stage_domain_hits;
+
+-- name: insert_metric_points
+INSERT INTO metric_points SELECT * FROM temp.stage_metric_points;
 
 -- Tombstones mirror deletions. tbl 'detections' (row_key = tool call id): a
 -- reject replaced by its result lost its flags and hits. tbl 'tool_calls' /
@@ -154,6 +188,7 @@ DELETE FROM temp.stage_tool_calls;
 DELETE FROM temp.stage_model_calls;
 DELETE FROM temp.stage_risk_flags;
 DELETE FROM temp.stage_domain_hits;
+DELETE FROM temp.stage_metric_points;
 DELETE FROM temp.stage_tombstones;
 
 -- name: set_meta

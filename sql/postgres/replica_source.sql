@@ -33,6 +33,12 @@ WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::big
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
 ORDER BY model_calls.txid, model_calls.seq OFFSET $6 LIMIT 1;
 
+-- name: nth_metric_point_key
+SELECT txid::text AS txid, seq FROM metric_points
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+ORDER BY metric_points.txid, metric_points.seq OFFSET $6 LIMIT 1;
+
 -- Column order matches the replica tables. (The orders name the table's
 -- columns: a bare `txid` would be the text output column, sorted as text —
 -- "1000" before "999" — and by a full sort instead of the index.) As from
@@ -74,6 +80,16 @@ WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::big
 -- name: domain_hits_range
 SELECT call_id, domain, scheme, org_id, session_id, ts, seq
 FROM domain_hits
+WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+  AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+  AND ts BETWEEN 0 AND 253402300799999;
+
+-- Metric points (issue #18): nanosecond times as decimal text, exact past 2^53.
+-- name: metric_points_range
+SELECT id, org_id, actor_id, agent, agent_system, session_id, measure, type, model, tool,
+  decision, language, temporality, monotonic, series_id,
+  start_time_ns::text, time_ns::text, ts, value, seq
+FROM metric_points
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
   AND ts BETWEEN 0 AND 253402300799999;

@@ -20,6 +20,9 @@ SELECT seq FROM tool_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 -- name: nth_model_call_seq
 SELECT seq FROM model_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
+-- name: nth_metric_point_seq
+SELECT seq FROM metric_points WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
+
 -- name: tool_calls_range
 SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
   CASE WHEN typeof(duration_ms) = 'integer' AND duration_ms BETWEEN 0 AND 9007199254740991
@@ -56,6 +59,15 @@ ORDER BY seq;
 -- name: domain_hits_range
 SELECT call_id, domain, scheme, org_id, session_id, ts, seq
 FROM domain_hits
+WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
+ORDER BY seq;
+
+-- Metric points (issue #18): nanosecond times as decimal text, exact past 2^53.
+-- name: metric_points_range
+SELECT id, org_id, actor_id, agent, agent_system, session_id, measure, type, model, tool,
+  decision, language, temporality, monotonic, series_id,
+  CAST(start_time_ns AS TEXT) AS start_time_ns, CAST(time_ns AS TEXT) AS time_ns, ts, value, seq
+FROM metric_points
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;
 

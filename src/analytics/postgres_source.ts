@@ -27,7 +27,13 @@ import {
 const statements = parseNamedSql(replicaSql);
 const sqlOf = (name: string) => namedSql(statements, name);
 
-const TABLES: readonly ReplicaTable[] = ["tool_calls", "model_calls", "risk_flags", "domain_hits"];
+const TABLES: readonly ReplicaTable[] = [
+  "tool_calls",
+  "model_calls",
+  "risk_flags",
+  "domain_hits",
+  "metric_points",
+];
 
 /** Transaction ids between two ranges of unseen ones below which they are read as one. */
 const RANGE_GAP = 64n;
@@ -203,7 +209,9 @@ async function copyRows(run: Run, from: Key, to: Key, batch: ReplicaBatch): Prom
   const nthParams = [run.since, from.txid, from.seq, to.txid, to.seq, CHUNK_ROWS - 1];
   // Issued together, the reads are pipelined on the one connection.
   const bounds = await Promise.all(
-    ["nth_tool_call_key", "nth_model_call_key"].map((name) => values(run, name, nthParams)),
+    ["nth_tool_call_key", "nth_model_call_key", "nth_metric_point_key"].map((name) =>
+      values(run, name, nthParams)
+    ),
   );
   for (const [row] of bounds) {
     if (row !== undefined) hi = minKey(hi, { txid: String(row[0]), seq: Number(row[1]) });

@@ -49,15 +49,19 @@ export { ReplicaClosedError, type ReplicaSourceSpec } from "./replica_source.ts"
 const DUCKDB_SETTINGS = { "memory_limit": "384MB", threads: "2" };
 
 /** Raised whenever the replica's tables or meta rows change shape. */
-export const REPLICA_SCHEMA_VERSION = 2;
+export const REPLICA_SCHEMA_VERSION = 3;
 
 /** Catch-ups spanning more seqs than this (and every initial build) log their progress. */
 const LOUD_CATCH_UP_SEQS = 500_000;
 
 const schema = parseNamedSql(schemaSql);
 
-/** How a source column is appended: its kind and whether it may be null. */
-type ColumnKind = "text" | "text?" | "int" | "int?" | "real?";
+/**
+ * How a source column is appended: its kind and whether it may be null.
+ * `int64` arrives as decimal text (nanosecond times past 2^53) and is
+ * appended exactly, not through a double.
+ */
+type ColumnKind = "text" | "text?" | "int" | "int?" | "int64" | "int64?" | "real?";
 
 /** The replicated tables, in the order their merges run. */
 const REPLICA_TABLES: readonly ReplicaTable[] = [
@@ -65,6 +69,7 @@ const REPLICA_TABLES: readonly ReplicaTable[] = [
   "model_calls",
   "risk_flags",
   "domain_hits",
+  "metric_points",
 ];
 
 /** Column kinds in the order of the replica tables (and of the source reads). */
@@ -104,6 +109,19 @@ const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
   "risk_flags": ["text", "text", "text", "text", "int", "text", "int"],
   // call_id, domain, scheme, org_id, session_id, ts, seq
   "domain_hits": ["text", "text", "text", "text", "text", "int", "int"],
+  // id, org_id, actor_id, agent, agent_system, session_id, measure, type,
+  // model, tool, decision, language, temporality, monotonic, series_id,
+  // start_time_ns, time_ns, ts, value, seq
+  "metric_points": [
+    ...Array<ColumnKind>(13).fill("text"),
+    "int",
+    "text",
+    "int64?",
+    "int64",
+    "int",
+    "real?",
+    "int",
+  ],
 };
 /** seq, tbl, row_key */
 const TOMBSTONE_COLUMNS: readonly ColumnKind[] = ["int", "text", "text"];
@@ -715,6 +733,8 @@ function append(
         appender.appendNull();
       } else if (columns[i] === "text" || columns[i] === "text?") {
         appender.appendVarchar(String(value));
+      } else if (columns[i] === "int64" || columns[i] === "int64?") {
+        appender.appendBigInt(BigInt(String(value)));
       } else {
         // Integers arrive as numbers; DuckDB casts the double to BIGINT exactly.
         appender.appendDouble(Number(value));

@@ -40,7 +40,12 @@ export interface ReplicaProgress {
 export const NO_PROGRESS: ReplicaProgress = { seq: 0, mark: null };
 
 /** Replicated tables, in the order a chunk lists them. */
-export type ReplicaTable = "tool_calls" | "model_calls" | "risk_flags" | "domain_hits";
+export type ReplicaTable =
+  | "tool_calls"
+  | "model_calls"
+  | "risk_flags"
+  | "domain_hits"
+  | "metric_points";
 
 /** A source row: its values in the column order of the replica table (tombstones: seq, tbl, row_key). */
 export type SourceRow = readonly unknown[];

@@ -23,7 +23,13 @@ import {
 
 const statements = parseNamedSql(sourceSql);
 
-const TABLES: readonly ReplicaTable[] = ["tool_calls", "model_calls", "risk_flags", "domain_hits"];
+const TABLES: readonly ReplicaTable[] = [
+  "tool_calls",
+  "model_calls",
+  "risk_flags",
+  "domain_hits",
+  "metric_points",
+];
 
 interface Chunk {
   hi: number;
@@ -99,6 +105,7 @@ export class SqliteReplicaSource implements ReplicaSource {
         to,
         this.#nthSeq("nth_tool_call_seq", lo) ?? to,
         this.#nthSeq("nth_model_call_seq", lo) ?? to,
+        this.#nthSeq("nth_metric_point_seq", lo) ?? to,
       );
       const rows = new Map<ReplicaTable, SQLOutputValue[][]>();
       for (const table of TABLES) rows.set(table, this.#rangeRows(`${table}_range`, lo, hi));
