@@ -245,12 +245,22 @@ export class Replica {
     if (this.#closed) return Promise.reject(new ReplicaClosedError("Analytics replica is closed"));
     if (this.#healing !== null) return this.#healing;
     if (this.#damage !== null) return this.#heal(new Error(this.#damage));
-    return this.#sharedCatchUp().catch((error) => {
-      // Damage, or a catch-up a heal stopped: the heal brings the replica up to date.
-      if (!isDamage(error) && this.#healing === null) throw error;
-      return this.#heal(error);
-    });
+    // Callers sharing a run share its answer too (one promise, one handler).
+    const shared = this.#sharedCatchUp();
+    let answer = this.#answers.get(shared);
+    if (answer === undefined) {
+      answer = shared.catch((error) => {
+        // Damage, or a catch-up a heal stopped: the heal brings the replica up to date.
+        if (!isDamage(error) && this.#healing === null) throw error;
+        return this.#heal(error);
+      });
+      this.#answers.set(shared, answer);
+    }
+    return answer;
   }
+
+  /** The answer callers get for each shared catch-up run. */
+  readonly #answers = new WeakMap<Promise<void>, Promise<void>>();
 
   /**
    * Why the replica cannot answer insights now (damaged, being rebuilt), or
