@@ -333,7 +333,8 @@ async function readUntil(
   deadline: number,
   exited: Promise<unknown>,
 ): Promise<string> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
+  const reader = stream.pipeThrough(decoder).getReader();
   let out = "";
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {

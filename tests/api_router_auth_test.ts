@@ -7,7 +7,8 @@ import { engineTest, startTestServer } from "./_harness.ts";
 engineTest("unknown paths are 404 text before auth, wrong methods 405 text", async (t) => {
   await using server = await startTestServer();
   const org = await server.createOrg();
-  for (const path of ["/", "/v1", "/v1/", "/v1/nope", "/v1/sessions/a/b", "/v1/tool-calls/"]) {
+  // `/` redirects to the dashboard (tests/ui_assets_test.ts).
+  for (const path of ["/v1", "/v1/", "/v1/nope", "/v1/sessions/a/b", "/v1/tool-calls/"]) {
     await t.step(`GET ${path} → 404`, async () => {
       const response = await server.get(path);
       assert.equal(response.status, 404);
