@@ -58,54 +58,36 @@ export const noToolName: MapResult = unusable("No tool name on a tool event");
 /** Unusable: no `event.timestamp`, `timeUnixNano` or `observedTimeUnixNano` that parses. */
 export const noTime: MapResult = unusable("No parsable time");
 
-/** Resource-level facts shared by all events of a record. */
-export interface RecordContext {
-  agentSystem: string;
-  agentVersion: string;
-  source: "otlp_logs" | "otlp_traces";
-  osType: string | undefined;
-  hostArch: string | undefined;
-  terminalType: string | undefined;
-  traceId: string | undefined;
-  spanId: string | undefined;
+/** Resource `service.name` as sent: the `agent_system` of every event. */
+export function agentSystemOf(record: OtlpRecord): string {
+  const service = record.resource["service.name"];
+  return typeof service === "string" ? service : "";
 }
 
 /**
- * The record's resource-level facts. `agent_version` is `app.version`, else
- * resource `service.version` where the agent's spec says it is the agent's
- * (not Gemini CLI's Node version), else the spec's fallback attributes. OS,
+ * `agent_version`: `app.version`, else resource `service.version` where the
+ * agent's spec says it is the agent's (not Gemini CLI's Node version), else
+ * the spec's fallback attributes, else `""`.
+ */
+export function agentVersionOf(record: OtlpRecord, agent: AgentSpec): string {
+  const a = record.attributes;
+  const version = str(a["app.version"]) ??
+    (agent.serviceVersionIsAgent ? str(record.resource["service.version"]) : undefined);
+  if (version !== undefined) return version;
+  return agent.agentVersionFallback === undefined ? "" : strOf(a, agent.agentVersionFallback) ?? "";
+}
+
+/**
+ * A tool call with the record's resource-level facts and every optional
+ * field present but undefined (one object shape for all agents); the mapper
+ * fills in the rest. Outcome `ok`, no duration or size until set. OS,
  * architecture and terminal come from the resource, else from the
  * attributes (Claude Code copies `OTEL_RESOURCE_ATTRIBUTES` onto every
  * event).
  */
-export function recordContext(record: OtlpRecord, agent: AgentSpec): RecordContext {
-  const a = record.attributes;
-  const r = record.resource;
-  const service = r["service.name"];
-  let agentVersion = str(a["app.version"]) ??
-    (agent.serviceVersionIsAgent ? str(r["service.version"]) : undefined);
-  if (agentVersion === undefined && agent.agentVersionFallback !== undefined) {
-    agentVersion = strOf(a, agent.agentVersionFallback);
-  }
-  return {
-    agentSystem: typeof service === "string" ? service : "",
-    agentVersion: agentVersion ?? "",
-    source: record.signal === "traces" ? "otlp_traces" : "otlp_logs",
-    osType: str(r["os.type"]) ?? str(a["os.type"]),
-    hostArch: str(r["host.arch"]) ?? str(a["host.arch"]),
-    terminalType: str(a["terminal.type"]) ?? str(r["terminal.type"]),
-    traceId: record.traceId === "" ? undefined : record.traceId,
-    spanId: record.spanId === "" ? undefined : record.spanId,
-  };
-}
-
-/**
- * A tool call with the record's context and every optional field present but
- * undefined (one object shape for all agents); the mapper fills in the rest.
- * Outcome `ok`, no duration or size until set.
- */
 export function newToolCall(
-  ctx: RecordContext,
+  record: OtlpRecord,
+  agent: AgentSpec,
   sessionId: string,
   timeMs: number,
   toolName: string,
@@ -115,8 +97,8 @@ export function newToolCall(
     kind: "tool_call",
     sessionId,
     timeMs,
-    agentSystem: ctx.agentSystem,
-    agentVersion: ctx.agentVersion,
+    agentSystem: agentSystemOf(record),
+    agentVersion: agentVersionOf(record, agent),
     identity: "",
     toolName,
     toolType,
@@ -137,21 +119,22 @@ export function newToolCall(
     agentName: undefined,
     providerName: undefined,
     toolDescription: undefined,
-    source: ctx.source,
+    source: record.signal === "traces" ? "otlp_traces" : "otlp_logs",
     mcpServerName: undefined,
     mcpServerScope: undefined,
-    osType: ctx.osType,
-    hostArch: ctx.hostArch,
-    terminalType: ctx.terminalType,
+    osType: str(record.resource["os.type"]) ?? str(record.attributes["os.type"]),
+    hostArch: str(record.resource["host.arch"]) ?? str(record.attributes["host.arch"]),
+    terminalType: str(record.attributes["terminal.type"]) ?? str(record.resource["terminal.type"]),
     cwd: undefined,
-    traceId: ctx.traceId,
-    spanId: ctx.spanId,
+    traceId: record.traceId === "" ? undefined : record.traceId,
+    spanId: record.spanId === "" ? undefined : record.spanId,
   };
 }
 
-/** A model call with the record's context, no tokens, cost or duration until set. */
+/** A model call with the record's agent, no tokens, cost or duration until set. */
 export function newModelCall(
-  ctx: RecordContext,
+  record: OtlpRecord,
+  agent: AgentSpec,
   sessionId: string,
   timeMs: number,
   providerName: string,
@@ -161,8 +144,8 @@ export function newModelCall(
     kind: "model_call",
     sessionId,
     timeMs,
-    agentSystem: ctx.agentSystem,
-    agentVersion: ctx.agentVersion,
+    agentSystem: agentSystemOf(record),
+    agentVersion: agentVersionOf(record, agent),
     identity: "",
     providerName,
     model,
@@ -176,12 +159,14 @@ export function newModelCall(
 }
 
 /**
- * A decision about the call `callId` with the record's context and every
- * optional field present but undefined (one object shape for all agents).
- * Its identity is the call's, so the store pairs it with the call's result.
+ * A decision about the call `callId` with the record's resource-level facts
+ * and every optional field present but undefined (one object shape for all
+ * agents). Its identity is the call's, so the store pairs it with the call's
+ * result.
  */
 export function newDecision(
-  ctx: RecordContext,
+  record: OtlpRecord,
+  agent: AgentSpec,
   sessionId: string,
   timeMs: number,
   toolName: string,
@@ -193,8 +178,8 @@ export function newDecision(
     kind: "decision",
     sessionId,
     timeMs,
-    agentSystem: ctx.agentSystem,
-    agentVersion: ctx.agentVersion,
+    agentSystem: agentSystemOf(record),
+    agentVersion: agentVersionOf(record, agent),
     identity: callIdentity(callId),
     toolName,
     toolType,
@@ -207,12 +192,12 @@ export function newDecision(
     model: undefined,
     arguments: undefined,
     promptId: undefined,
-    source: ctx.source,
-    osType: ctx.osType,
-    hostArch: ctx.hostArch,
-    terminalType: ctx.terminalType,
-    traceId: ctx.traceId,
-    spanId: ctx.spanId,
+    source: record.signal === "traces" ? "otlp_traces" : "otlp_logs",
+    osType: str(record.resource["os.type"]) ?? str(record.attributes["os.type"]),
+    hostArch: str(record.resource["host.arch"]) ?? str(record.attributes["host.arch"]),
+    terminalType: str(record.attributes["terminal.type"]) ?? str(record.resource["terminal.type"]),
+    traceId: record.traceId === "" ? undefined : record.traceId,
+    spanId: record.spanId === "" ? undefined : record.spanId,
   };
 }
 

@@ -6,6 +6,8 @@
 
 import type { Attributes, MapResult, OtlpRecord, ToolCallEvent } from "../types.ts";
 import {
+  agentSystemOf,
+  agentVersionOf,
   callIdentity,
   ignored,
   inputWithoutCache,
@@ -17,7 +19,6 @@ import {
   noSessionId,
   noTime,
   noToolName,
-  recordContext,
   sessionIdOf,
   toolIdentity,
   wholeMs,
@@ -103,7 +104,7 @@ function toolCall(agent: AgentSpec, spec: ToolCallSpec, record: OtlpRecord, name
   const { sessionId, toolName, time } = basics;
 
   const toolType = toolTypeOf(spec.toolType, a, toolName);
-  const call = newToolCall(recordContext(record, agent), sessionId, time.ms, toolName, toolType);
+  const call = newToolCall(record, agent, sessionId, time.ms, toolName, toolType);
   fillToolFields(call, spec, a, toolName);
   if (spec.decision !== undefined) call.decision = strOf(a, spec.decision);
   if (spec.decisionSource !== undefined) call.decisionSource = strOf(a, spec.decisionSource);
@@ -168,14 +169,13 @@ function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name
     ? source
     : normalize(source);
 
-  const ctx = recordContext(record, agent);
   const toolType = toolTypeOf(spec.toolType, a, toolName);
   const callId = strOf(a, spec.callId);
   if (callId === undefined) {
     // Nothing to pair with: an approval annotates no call, a denial is a
     // rejected call on its own.
     if (!decisionRejects(decision)) return ignored;
-    const call = newToolCall(ctx, sessionId, time.ms, toolName, toolType);
+    const call = newToolCall(record, agent, sessionId, time.ms, toolName, toolType);
     fillToolFields(call, spec, a, toolName);
     call.outcome = "rejected";
     call.decision = decision;
@@ -184,7 +184,16 @@ function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name
     return mapped(call);
   }
 
-  const event = newDecision(ctx, sessionId, time.ms, toolName, toolType, callId, decision);
+  const event = newDecision(
+    record,
+    agent,
+    sessionId,
+    time.ms,
+    toolName,
+    toolType,
+    callId,
+    decision,
+  );
   if (spec.callIdIsToolUseId === true) event.toolUseId = callId;
   event.decisionSource = decisionSource;
   if (spec.model !== undefined) event.model = strOf(a, spec.model);
@@ -202,7 +211,7 @@ function modelCall(agent: AgentSpec, spec: ModelCallSpec, record: OtlpRecord, na
 
   const model = strOf(a, spec.model) ?? "";
   const provider = "value" in spec.provider ? spec.provider.value : strOf(a, spec.provider) ?? "";
-  const call = newModelCall(recordContext(record, agent), sessionId, time.ms, provider, model);
+  const call = newModelCall(record, agent, sessionId, time.ms, provider, model);
   const requestId = spec.requestId === undefined ? undefined : strOf(a, spec.requestId);
   call.identity = modelIdentity(record, name, time, model, requestId);
   const input = countOf(a, spec.inputTokens) ?? 0;
@@ -229,13 +238,12 @@ function sessionInfo(agent: AgentSpec, spec: SessionInfoSpec, record: OtlpRecord
   const basics = eventBasics(record, agent);
   if ("status" in basics) return basics;
   const { sessionId, time } = basics;
-  const ctx = recordContext(record, agent);
   return mapped({
     kind: "session_info",
     sessionId,
     timeMs: time.ms,
-    agentSystem: ctx.agentSystem,
-    agentVersion: ctx.agentVersion,
+    agentSystem: agentSystemOf(record),
+    agentVersion: agentVersionOf(record, agent),
     identity: `${name}:${time.ns}`,
     providerName,
   });
