@@ -229,7 +229,8 @@ function sqlitePlanter(dir: string): Planter {
       return Promise.resolve();
     },
     unmigrate() {
-      db.exec("PRAGMA user_version = 3");
+      // Back to before the repair migration (4), and so before every later one.
+      db.exec("DROP TABLE IF EXISTS metric_points; PRAGMA user_version = 3");
       return Promise.resolve();
     },
     close() {
@@ -270,6 +271,8 @@ function postgresPlanter(url: string): Planter {
       );
     },
     async unmigrate() {
+      // Back to before the repair migration (3), and so before every later one.
+      await sql.unsafe("DROP TABLE IF EXISTS metric_points");
       await sql.unsafe("DELETE FROM schema_migrations WHERE version >= 3");
     },
     async close() {
