@@ -504,9 +504,14 @@ class CatchUpRun implements ReplicaTarget {
     }
   }
 
-  /** The figures of the catch-up, or null when the source found nothing to copy. */
+  /**
+   * The figures of the catch-up, or null when it copied nothing (the source
+   * found nothing, or, on PostgreSQL, a run started because the cluster's
+   * transaction ids moved on, which other databases do, and copied no row).
+   */
   finish(): CatchUpStats | null {
     if (this.#started === 0) return null;
+    if (this.#rows === 0 && this.#fromSeq === this.#toSeq) return null;
     const ms = performance.now() - this.#started;
     const rows = this.#rows;
     if (this.#verbose) {
