@@ -166,6 +166,11 @@ function codexConfig(
   protocol: "binary" | "json",
 ): string {
   const q = JSON.stringify;
+  // Each exporter posts to its endpoint as written: Codex appends no signal path.
+  const otlpHttp = (path: string) =>
+    `{ otlp-http = { endpoint = ${q(otlpUrl + path)}, protocol = ${
+      q(protocol)
+    }, headers = { "Authorization" = ${q(authorization)} } } }`;
   return `model = ${q(MODEL)}
 model_provider = ${q(PROVIDER)}
 approval_policy = "never"
@@ -180,9 +185,8 @@ env_key = "MOCK_MODEL_API_KEY"
 [otel]
 environment = "agents-harness"
 log_user_prompt = false
-exporter = { otlp-http = { endpoint = ${q(otlpUrl + "/v1/logs")}, protocol = ${
-    q(protocol)
-  }, headers = { "Authorization" = ${q(authorization)} } } }
+exporter = ${otlpHttp("/v1/logs")}
+metrics_exporter = ${otlpHttp("/v1/metrics")}
 `;
 }
 

@@ -3,8 +3,7 @@
  * measure each one reports and which of its point attributes name the
  * measure's dimensions. An instrument not listed here is counted, never
  * stored. Checked against the recorded real runs
- * (`tests/fixtures/agents/real/*`), which win over the agents' docs; Codex
- * exports no metrics in its recordings, so its rows follow its source.
+ * (`tests/fixtures/agents/real/*`), which win over the agents' docs.
  *
  * @module
  */
@@ -14,10 +13,12 @@ export type MetricAgent = "claude-code" | "gemini-cli" | "codex" | "genai";
 
 /**
  * What a kept point measures. Counts are whole; `active_time_s` is seconds,
- * `cost_usd` US dollars.
+ * `cost_usd` US dollars. A turn is one user prompt and all the model
+ * requests and tool calls the agent makes to answer it.
  */
 export type Measure =
   | "sessions"
+  | "turns"
   | "active_time_s"
   | "lines"
   | "commits"
@@ -68,7 +69,7 @@ export interface SkippedInstrument {
 
 const CLAUDE = "recorded claude-code-2.1.330 (http-json, http-protobuf, gRPC)";
 const GEMINI = "recorded gemini-cli-0.61.0 (http JSON, gRPC gzip)";
-const CODEX = "codex-rs otel/src/metrics/names.rs and call sites (no recorded metrics)";
+const CODEX = "recorded codex-0.169.0 (http-json, http-protobuf)";
 
 /** Token kinds in one spelling across agents. */
 const TOKEN_TYPES: Readonly<Record<string, string>> = {
@@ -80,6 +81,7 @@ const TOKEN_TYPES: Readonly<Record<string, string>> = {
   "cached_input": "cache_read",
   thought: "reasoning",
   "reasoning_output": "reasoning",
+  "cache_write_input": "cache_creation",
   tool: "tool",
   total: "total",
 };
@@ -216,23 +218,25 @@ export const INSTRUMENTS: readonly InstrumentSpec[] = [
     dimensions: { model: ["model"] },
     checked: GEMINI,
   },
-  // Codex: delta (its exporter's default); names from its source.
+  // Codex: delta sums and histograms, scope `codex`, ~50 instruments per run (startup, skills,
+  // sqlite, shell snapshots: not kept). No point or resource names the session or conversation.
+  // `model` on every point of a thread.
   {
     agent: "codex",
     instrument: "codex.thread.started",
     kind: "sum",
     measure: "sessions",
     reads: "value",
-    dimensions: {},
+    dimensions: { model: ["model"] },
     checked: CODEX,
   },
   {
     agent: "codex",
-    instrument: "codex.tool.call",
+    instrument: "codex.conversation.turn.count",
     kind: "sum",
-    measure: "tool_calls",
+    measure: "turns",
     reads: "value",
-    dimensions: { tool: ["tool"] },
+    dimensions: { model: ["model"] },
     checked: CODEX,
   },
   {
@@ -244,6 +248,18 @@ export const INSTRUMENTS: readonly InstrumentSpec[] = [
     dimensions: { model: ["model"] },
     checked: CODEX,
   },
+  // One series per tool, command category and `success` (false for exec-policy refusals).
+  {
+    agent: "codex",
+    instrument: "codex.tool.call",
+    kind: "sum",
+    measure: "tool_calls",
+    reads: "value",
+    dimensions: { tool: ["tool"], model: ["model"] },
+    checked: CODEX,
+  },
+  // One sample per turn and token kind, OpenAI's semantics as sent: `input` includes
+  // `cached_input`, `output` includes `reasoning_output`, `total` is input + output.
   {
     agent: "codex",
     instrument: "codex.turn.token_usage",
@@ -276,6 +292,11 @@ export const SKIPPED_INSTRUMENTS: readonly SkippedInstrument[] = [
     agent: "gemini-cli",
     instrument: "gen_ai.client.token.usage",
     why: "the same tokens as gemini_cli.token.usage, without the cache and thought kinds",
+  },
+  {
+    agent: "codex",
+    instrument: "codex.turn.tool.call",
+    why: "a histogram of tool calls per turn: the calls codex.tool.call counts",
   },
 ];
 
