@@ -1,6 +1,17 @@
-import { TIME_MAX_NS, TIME_NOT_FIXED64 } from "../limits.ts";
-import { OtlpDecodeError } from "../otlp/mod.ts";
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes } from "../types.ts";
+import {
+  arrayAt,
+  attributesInto,
+  doubleOf,
+  field,
+  intOf,
+  type JsonObject,
+  objectAt,
+  objectOf,
+  parseJsonObject,
+  stringAt,
+  timeOf,
+} from "../otlp/json_values.ts";
 import {
   type DecodedMetricPoint,
   type DecodedMetrics,
@@ -9,16 +20,6 @@ import {
   temporalityOf,
 } from "./_point.ts";
 
-type JsonObject = { [key: string]: unknown };
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-const EMPTY: readonly unknown[] = [];
-const DECIMAL_INTEGER = /^-?[0-9]+$/;
-const UNSIGNED_INTEGER = /^[0-9]+$/;
-/** Digits of the largest fixed64, 18446744073709551615. */
-const FIXED64_DIGITS = 20;
-/** Deepest nesting of array and kvlist values accepted, as for logs. */
-const MAX_VALUE_DEPTH = 64;
 /** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
 const NO_RECORDED_VALUE = 1;
 
@@ -38,16 +39,7 @@ const DATA_MEMBERS:
  * @throws {OtlpDecodeError} on text that is not UTF-8 JSON of the OTLP shape
  */
 export function decodeMetricsJson(bytes: Uint8Array): DecodedMetrics {
-  let root: unknown;
-  try {
-    root = JSON.parse(utf8.decode(bytes));
-  } catch (error) {
-    throw new OtlpDecodeError(
-      `Invalid OTLP JSON: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  if (!isObject(root)) throw shapeError("the body is not a JSON object");
-  return metricsOfJson(root);
+  return metricsOfJson(parseJsonObject(bytes));
 }
 
 /**
@@ -134,172 +126,4 @@ function numberValue(point: JsonObject): number | string | null {
   const int = field(point, "asInt", "as_int");
   if (int != null) return intOf(int, "asInt");
   return null;
-}
-
-/** Reads `owner.attributes` (a list of `{key, value}`) into `into`. */
-function attributesInto(into: Attributes, owner: JsonObject): void {
-  for (const entry of arrayAt(owner, "attributes", "attributes")) keyValueInto(into, entry, 0);
-}
-
-function keyValueInto(into: Attributes, entry: unknown, depth: number): void {
-  const keyValue = objectOf(entry, "attribute");
-  const key = keyValue.key;
-  if (typeof key !== "string") throw shapeError('an attribute "key" is not a string');
-  const value = anyValue(keyValue.value, depth);
-  if (key === "__proto__") {
-    Object.defineProperty(into, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else into[key] = value;
-}
-
-/** An `AnyValue` object as a plain value; `{}`, null or absent → null. Bytes become hex. */
-function anyValue(value: unknown, depth: number): AttributeValue {
-  if (value == null) return null;
-  const any = objectOf(value, "value");
-  for (const kind in any) {
-    const inner = any[kind];
-    if (inner == null) continue;
-    switch (kind) {
-      case "stringValue":
-      case "string_value":
-        if (typeof inner !== "string") throw shapeError('"stringValue" is not a string');
-        return inner;
-      case "intValue":
-      case "int_value":
-        return intOf(inner, "intValue");
-      case "boolValue":
-      case "bool_value":
-        if (typeof inner !== "boolean") throw shapeError('"boolValue" is not a boolean');
-        return inner;
-      case "doubleValue":
-      case "double_value":
-        return doubleOf(inner, "doubleValue");
-      case "arrayValue":
-      case "array_value": {
-        if (depth >= MAX_VALUE_DEPTH) {
-          throw shapeError(`values nested deeper than ${MAX_VALUE_DEPTH}`);
-        }
-        return arrayAt(objectOf(inner, kind), "values", "values").map((item) =>
-          anyValue(item, depth + 1)
-        );
-      }
-      case "kvlistValue":
-      case "kvlist_value": {
-        if (depth >= MAX_VALUE_DEPTH) {
-          throw shapeError(`values nested deeper than ${MAX_VALUE_DEPTH}`);
-        }
-        const list: Attributes = {};
-        for (const entry of arrayAt(objectOf(inner, kind), "values", "values")) {
-          keyValueInto(list, entry, depth + 1);
-        }
-        return list;
-      }
-      case "bytesValue":
-      case "bytes_value":
-        if (typeof inner !== "string") throw shapeError('"bytesValue" is not a string');
-        return bytesHex(inner);
-    }
-  }
-  return null;
-}
-
-/** An int64 (or uint64): a number when safe, else the integer's decimal text (out of range later). */
-function intOf(value: unknown, what: string): number | string {
-  if (typeof value === "number") {
-    if (Number.isInteger(value)) return value;
-  } else if (typeof value === "string" && DECIMAL_INTEGER.test(value)) {
-    const number = Number(value);
-    // Past 2^53 the text stays as sent (no bigint of a text of any length).
-    return Number.isSafeInteger(number) ? number : value;
-  }
-  throw shapeError(`"${what}" is not an integer: ${preview(value)}`);
-}
-
-/** A double: a number, or its text (`"NaN"`, `"Infinity"` as proto3 JSON writes them). */
-function doubleOf(value: unknown, what: string): number {
-  if (typeof value === "number") return value;
-  if (typeof value === "string" && value.trim() !== "") {
-    const number = Number(value);
-    if (!Number.isNaN(number) || value === "NaN") return number;
-  }
-  throw shapeError(`"${what}" is not a number: ${preview(value)}`);
-}
-
-/**
- * A fixed64 nanosecond time, as a decimal string or a number; null when
- * absent or 0; TIME_NOT_FIXED64 when larger than any fixed64 (the limits
- * reject the point, not the export).
- */
-function timeOf(value: unknown): bigint | null {
-  if (value == null) return null;
-  let time: bigint;
-  if (typeof value === "string" && UNSIGNED_INTEGER.test(value)) {
-    const digits = value.replace(/^0+(?=.)/, "");
-    time = digits.length <= FIXED64_DIGITS ? BigInt(digits) : TIME_NOT_FIXED64;
-  } else if (typeof value === "number" && Number.isInteger(value) && value >= 0) {
-    time = value <= 2 ** 64 ? BigInt(value) : TIME_NOT_FIXED64;
-  } else throw shapeError(`a time is not a non-negative integer: ${preview(value)}`);
-  if (time > TIME_MAX_NS) return TIME_NOT_FIXED64;
-  return time === 0n ? null : time;
-}
-
-/** Standard or URL-safe base64 as lower-case hex. */
-function bytesHex(text: string): string {
-  let binary: string;
-  try {
-    binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  } catch {
-    throw shapeError(`not base64: ${preview(text)}`);
-  }
-  let hex = "";
-  for (let i = 0; i < binary.length; i++) hex += binary.charCodeAt(i).toString(16).padStart(2, "0");
-  return hex;
-}
-
-function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** `owner[camel]`, else `owner[snake]`; OTLP/JSON receivers accept both spellings. */
-function field(owner: JsonObject, camel: string, snake: string): unknown {
-  return owner[camel] ?? owner[snake];
-}
-
-function objectOf(value: unknown, name: string): JsonObject {
-  if (!isObject(value)) throw shapeError(`an item of "${name}" is not an object`);
-  return value;
-}
-
-function objectAt(owner: JsonObject, camel: string, snake: string): JsonObject | null {
-  const value = field(owner, camel, snake);
-  if (value == null) return null;
-  if (!isObject(value)) throw shapeError(`"${camel}" is not an object`);
-  return value;
-}
-
-function arrayAt(owner: JsonObject, camel: string, snake: string): readonly unknown[] {
-  const value = field(owner, camel, snake);
-  if (value == null) return EMPTY;
-  if (!Array.isArray(value)) throw shapeError(`"${camel}" is not an array`);
-  return value;
-}
-
-function stringAt(owner: JsonObject, camel: string, snake: string): string {
-  const value = field(owner, camel, snake);
-  if (value == null) return "";
-  if (typeof value !== "string") throw shapeError(`"${camel}" is not a string`);
-  return value;
-}
-
-function shapeError(detail: string): OtlpDecodeError {
-  return new OtlpDecodeError(`Invalid OTLP JSON: ${detail}`);
 }

@@ -1,5 +1,13 @@
-import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes } from "../types.ts";
+import {
+  FIRST_LEN,
+  I64,
+  LEN,
+  OtlpWireReader,
+  SECOND_LEN,
+  tag,
+  VARINT,
+} from "../otlp/wire_reader.ts";
 import {
   type DecodedMetricPoint,
   type DecodedMetrics,
@@ -8,28 +16,8 @@ import {
   temporalityOf,
 } from "./_point.ts";
 
-/** Deepest nesting of array and kvlist values accepted, as for logs. */
-const MAX_VALUE_DEPTH = 64;
 /** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
 const NO_RECORDED_VALUE = 1;
-
-// A leading U+FEFF in a protobuf string is text, not a byte-order mark.
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
-
-function tag(field: number, wireType: WireType): number {
-  return (field << 3) | wireType;
-}
-
-const LEN = WireType.LengthDelimited;
-const I64 = WireType.Bit64;
-const VARINT = WireType.Varint;
-
-// Request.resource_metrics, ResourceMetrics.resource, Resource.attributes,
-// ScopeMetrics.scope, InstrumentationScope.name, Metric.name, KeyValue.key,
-// {Gauge,Sum,Histogram,…}.data_points, ArrayValue.values, KeyValueList.values.
-const FIRST_LEN = tag(1, LEN);
-// ResourceMetrics.scope_metrics, ScopeMetrics.metrics, KeyValue.value.
-const SECOND_LEN = tag(2, LEN);
 
 const METRIC_UNIT = tag(3, LEN);
 const METRIC_GAUGE = tag(5, LEN);
@@ -52,14 +40,6 @@ const HISTOGRAM_SUM = tag(5, I64);
 const HISTOGRAM_ATTRIBUTES = tag(9, LEN);
 const HISTOGRAM_FLAGS = tag(10, VARINT);
 
-const ANY_STRING = tag(1, LEN);
-const ANY_BOOL = tag(2, VARINT);
-const ANY_INT = tag(3, VARINT);
-const ANY_DOUBLE = tag(4, I64);
-const ANY_ARRAY = tag(5, LEN);
-const ANY_KVLIST = tag(6, LEN);
-const ANY_BYTES = tag(7, LEN);
-
 /**
  * Decodes a protobuf `ExportMetricsServiceRequest`. Throws plain errors on
  * malformed input, which the caller turns into `OtlpDecodeError`.
@@ -69,13 +49,8 @@ export function decodeMetricsProtobuf(bytes: Uint8Array): DecodedMetrics {
 }
 
 /** One pass over one request, appending points as they are read. */
-class MetricsDecoder {
+class MetricsDecoder extends OtlpWireReader {
   private readonly decoded: DecodedMetrics = { points: [], unsupported: [] };
-  private readonly reader: BinaryReader;
-
-  constructor(private readonly bytes: Uint8Array) {
-    this.reader = new BinaryReader(bytes);
-  }
 
   request(): DecodedMetrics {
     const end = this.reader.len;
@@ -115,18 +90,6 @@ class MetricsDecoder {
     for (let i = first; i < this.decoded.points.length; i++) {
       this.decoded.points[i]!.scopeName = scopeName;
     }
-  }
-
-  /** `InstrumentationScope`: name (1). */
-  private scopeName(end: number): string {
-    let name = "";
-    while (this.reader.pos < end) {
-      const key = this.reader.uint32();
-      if (key === FIRST_LEN) name = this.string();
-      else this.skip(key);
-    }
-    this.expectEnd(end);
-    return name;
   }
 
   /** `Metric`: name (1), unit (3), and one of gauge (5), sum (7), histogram (9), …. */
@@ -295,134 +258,6 @@ class MetricsDecoder {
     };
     this.decoded.points.push(point);
     return point;
-  }
-
-  /** A list of `KeyValue`s (field 1 of `Resource`) into `into`. */
-  private attributeList(end: number, into: Attributes): void {
-    while (this.reader.pos < end) {
-      const key = this.reader.uint32();
-      if (key === FIRST_LEN) this.keyValue(this.messageEnd(), into, 0);
-      else this.skip(key);
-    }
-    this.expectEnd(end);
-  }
-
-  /** `KeyValue`: key (1), value (2), stored into `into`. */
-  private keyValue(end: number, into: Attributes, depth: number): void {
-    let name = "";
-    let value: AttributeValue = null;
-    while (this.reader.pos < end) {
-      const key = this.reader.uint32();
-      if (key === FIRST_LEN) name = this.string();
-      else if (key === SECOND_LEN) value = this.anyValue(this.messageEnd(), depth);
-      else this.skip(key);
-    }
-    this.expectEnd(end);
-    if (name === "__proto__") {
-      Object.defineProperty(into, name, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else into[name] = value;
-  }
-
-  /** `AnyValue`: one of string, bool, int, double, array, kvlist, bytes (as hex); null when unset. */
-  private anyValue(end: number, depth: number): AttributeValue {
-    const reader = this.reader;
-    let value: AttributeValue = null;
-    while (reader.pos < end) {
-      const key = reader.uint32();
-      switch (key) {
-        case ANY_STRING:
-          value = this.string();
-          break;
-        case ANY_INT:
-          value = integerOf(reader.int64());
-          break;
-        case ANY_BOOL:
-          value = reader.bool();
-          break;
-        case ANY_DOUBLE:
-          value = reader.double();
-          break;
-        case ANY_ARRAY:
-        case ANY_KVLIST: {
-          if (depth >= MAX_VALUE_DEPTH) {
-            throw new Error(`values nested deeper than ${MAX_VALUE_DEPTH}`);
-          }
-          const listEnd = this.messageEnd();
-          if (key === ANY_ARRAY) {
-            const values: AttributeValue[] = [];
-            while (reader.pos < listEnd) {
-              const item = reader.uint32();
-              if (item === FIRST_LEN) values.push(this.anyValue(this.messageEnd(), depth + 1));
-              else this.skip(item);
-            }
-            value = values;
-          } else {
-            const values: Attributes = {};
-            while (reader.pos < listEnd) {
-              const item = reader.uint32();
-              if (item === FIRST_LEN) this.keyValue(this.messageEnd(), values, depth + 1);
-              else this.skip(item);
-            }
-            value = values;
-          }
-          this.expectEnd(listEnd);
-          break;
-        }
-        case ANY_BYTES: {
-          const bytesEnd = this.messageEnd();
-          let hex = "";
-          for (let i = reader.pos; i < bytesEnd; i++) {
-            hex += this.bytes[i]!.toString(16).padStart(2, "0");
-          }
-          reader.pos = bytesEnd;
-          value = hex;
-          break;
-        }
-        default:
-          this.skip(key);
-      }
-    }
-    this.expectEnd(end);
-    return value;
-  }
-
-  /** A fixed64 nanosecond time; null when 0. */
-  private time(): bigint | null {
-    const time = BigInt(this.reader.fixed64());
-    return time === 0n ? null : time;
-  }
-
-  /** A string field: UTF-8, invalid sequences replaced (as protobuf-es does). */
-  private string(): string {
-    const end = this.messageEnd();
-    const text = utf8.decode(this.bytes.subarray(this.reader.pos, end));
-    this.reader.pos = end;
-    return text;
-  }
-
-  /** Reads a length prefix and returns where the value ends. */
-  private messageEnd(): number {
-    const length = this.reader.uint32();
-    const end = this.reader.pos + length;
-    if (end > this.reader.len) {
-      throw new Error("length-delimited field runs past the end of the body");
-    }
-    return end;
-  }
-
-  private expectEnd(end: number): void {
-    if (this.reader.pos !== end) throw new Error("field runs past the end of its message");
-  }
-
-  private skip(key: number): void {
-    const field = key >>> 3;
-    if (field === 0) throw new Error("invalid field number 0");
-    this.reader.skip(key & 7, field);
   }
 }
 
