@@ -71,6 +71,15 @@ const USAGE = { input: 3000, cached: 2048, output: 120, reasoning: 40 };
 /** One response per scripted call, then the final answer. */
 const RESPONSES = SCRIPT.length + 1;
 
+/** What the mock model makes one run do, for tests that check what Codex reported of it. */
+export const codexScript = {
+  model: MODEL,
+  calls: SCRIPT,
+  usage: USAGE,
+  /** Model requests in the run's one turn. */
+  responses: RESPONSES,
+} as const;
+
 /** `[otel]` exporter protocol per variant. */
 const PROTOCOLS: Record<string, "binary" | "json"> = {
   "http-protobuf": "binary",
