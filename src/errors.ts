@@ -70,3 +70,12 @@ export class StoreUnavailableError extends Error {
     return this.reason === "full" || this.reason === "readOnly" || this.reason === "io";
   }
 }
+
+/**
+ * Insights cannot be answered yet: the analytics replica is being built (its
+ * first build, a rebuild after damage, or a catch-up over a large backlog).
+ * The same request succeeds once the build ends.
+ */
+export class ReplicaBuildingError extends Error {
+  override name = "ReplicaBuildingError";
+}

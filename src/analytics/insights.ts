@@ -1,13 +1,12 @@
 /**
  * `/v1/insights/*` (spec §2.11, §4.8–4.14): one definition per insight — its
  * SQL (`sql/insights/<name>.sql`) and the fields of its summary, series and
- * breakdown — and how it runs on the DuckDB replica. The routes that serve
- * them are `src/api/insights.ts`.
+ * breakdown. How they run on the DuckDB replica is `insight_runner.ts`; the
+ * routes that serve them are `src/api/insights.ts`.
  *
  * @module
  */
 import { roundStat, roundUsd } from "../round.ts";
-import { QueryTimeoutError } from "../errors.ts";
 import { parseNamedSql } from "../store/named_sql.ts";
 import { formatTimestamp } from "../time.ts";
 import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
@@ -16,7 +15,7 @@ import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/outliers.sql" with { type: "text" };
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
-import type { ReplicaRow, ReplicaStatement } from "./replica.ts";
+import type { ReplicaRow } from "./read_pool.ts";
 import { bucketParams, type InsightWindow, windowObject } from "./window.ts";
 
 /** The insights, by their path segment. */
@@ -222,62 +221,5 @@ function shapeValue(kind: FieldKind, value: unknown): unknown {
       return formatTimestamp(Number(value));
     case "bool":
       return Boolean(value);
-  }
-}
-
-/** What the insight handlers need from the analytics service. */
-export interface InsightEngine {
-  /** The query time limit, milliseconds, covering catch-up wait and queries. */
-  readonly timeoutMs: number;
-  /** Brings the replica up to everything acknowledged so far. */
-  catchUp(): Promise<void>;
-  /** Runs statements in one snapshot, interrupted at `deadline` (epoch ms). */
-  read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]>;
-}
-
-/** Runs one insight on the replica for one organization and window. */
-export async function runInsight(
-  engine: InsightEngine,
-  name: InsightName,
-  orgId: string,
-  window: InsightWindow,
-  deadline: number,
-): Promise<InsightBody> {
-  const definition = INSIGHTS[name];
-  await beforeDeadline(engine.catchUp(), deadline);
-  const statements = insightStatements(definition, DUCKDB_INSIGHT_SQL[name], orgId, window);
-  const results = await engine.read(
-    statements.map(({ sql, params }) => ({ sql, params: duckdbParams(params) })),
-    deadline,
-  );
-  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
-  statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
-  return insightBody(definition, window, rows);
-}
-
-/** Integers bind as BIGINT, so `ts` comparisons stay integer comparisons. */
-function duckdbParams(params: Record<string, string | number>): ReplicaStatement["params"] {
-  const out: ReplicaStatement["params"] = {};
-  for (const [name, value] of Object.entries(params)) {
-    out[name] = typeof value === "number" ? BigInt(value) : value;
-  }
-  return out;
-}
-
-/** Waits for `promise`, failing with {@link QueryTimeoutError} at `deadline` (epoch ms). */
-async function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  // The shared catch-up goes on for other requests; this one only stops waiting.
-  promise.catch(() => {});
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new QueryTimeoutError("Query time limit exceeded")),
-      Math.max(0, deadline - Date.now()),
-    );
-  });
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
   }
 }

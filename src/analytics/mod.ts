@@ -2,13 +2,17 @@
  * Insights on DuckDB: the analytics replica of the telemetry store
  * (`telemetry.db` or PostgreSQL) and the insights it answers (served by
  * `src/api/insights.ts`). The replica's initial build runs in the background,
- * so the server answers list endpoints meanwhile; insight requests wait for it.
+ * so the server answers list endpoints meanwhile; insight requests get a
+ * retryable `503` while it runs (after waiting up to half a second for it),
+ * and repeated requests are answered from a cache keyed by the replica's
+ * position (`insight_cache.ts`).
  *
  * @module
  */
 import { log } from "../log.ts";
 import { directoryWritable } from "../store/sqlite/database.ts";
-import { type InsightBody, type InsightEngine, type InsightName, runInsight } from "./insights.ts";
+import type { InsightBody, InsightName } from "./insights.ts";
+import { CachedInsights, type InsightReader, runInsight } from "./insight_runner.ts";
 import {
   type CatchUpStats,
   Replica,
@@ -48,10 +52,16 @@ export interface Analytics {
   ready: Promise<void>;
   /**
    * Runs one insight for one organization and window (catch-up first, within
-   * the query time limit) and returns the response body: what its endpoint
-   * serves, and the benchmark measures beside `runSqliteInsight`.
+   * the query time limit) and returns the response body, computed afresh:
+   * what the benchmark measures beside `runSqliteInsight`. Fails with
+   * `ReplicaBuildingError` while the replica is being built.
    */
   insight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
+  /**
+   * The same body as {@link insight}, from the cache when the replica and the
+   * window's rows are unchanged since an earlier request: what the endpoints serve.
+   */
+  cachedInsight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
   /** Figures of the last catch-up that copied rows (for logs and the benchmark). */
   readonly lastCatchUp: CatchUpStats | null;
   /**
@@ -89,16 +99,21 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
       });
     }
   });
-  const engine: InsightEngine = {
-    timeoutMs: options.timeoutMs,
-    catchUp,
+  const reader: InsightReader = {
+    caughtUp: (deadline) => replica.whileBuilding(catchUp(), deadline),
     read: (statements, deadline) => replica.read(statements, deadline),
+    get version() {
+      return replica.version;
+    },
   };
+  const cached = new CachedInsights(reader);
   return {
     catchUp,
     ready,
     insight: (name, orgId, window) =>
-      runInsight(engine, name, orgId, window, Date.now() + options.timeoutMs),
+      runInsight(reader, name, orgId, window, Date.now() + options.timeoutMs),
+    cachedInsight: (name, orgId, window) =>
+      cached.answer(name, orgId, window, Date.now() + options.timeoutMs),
     get lastSeq() {
       return replica.lastSeq;
     },

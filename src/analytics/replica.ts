@@ -15,18 +15,17 @@
  * @module
  */
 import {
-  BIGINT,
   type DuckDBAppender,
   type DuckDBConnection,
   DuckDBInstance,
-  type DuckDBType,
   VARCHAR,
 } from "@duckdb/node-api";
 import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" };
 import { log } from "../log.ts";
-import { QueryTimeoutError } from "../errors.ts";
+import { QueryTimeoutError, ReplicaBuildingError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { PostgresReplicaSource } from "./postgres_source.ts";
+import { ReadPool, type ReplicaRow, type ReplicaStatement } from "./read_pool.ts";
 import {
   NO_PROGRESS,
   type ReplicaBatch,
@@ -41,6 +40,7 @@ import {
 import { SqliteReplicaSource } from "./sqlite_source.ts";
 
 export { ReplicaClosedError, type ReplicaSourceSpec } from "./replica_source.ts";
+export type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 
 /**
  * DuckDB's defaults take 80% of the machine's memory and every core; the
@@ -49,10 +49,19 @@ export { ReplicaClosedError, type ReplicaSourceSpec } from "./replica_source.ts"
 const DUCKDB_SETTINGS = { "memory_limit": "384MB", threads: "2" };
 
 /** Raised whenever the replica's tables or meta rows change shape. */
-export const REPLICA_SCHEMA_VERSION = 3;
+export const REPLICA_SCHEMA_VERSION = 4;
 
 /** Catch-ups spanning more seqs than this (and every initial build) log their progress. */
 const LOUD_CATCH_UP_SEQS = 500_000;
+
+/**
+ * A catch-up over more seqs than this (about a second of copying) counts as a
+ * build: insight requests get a retryable 503 instead of waiting for it.
+ */
+const BUILDING_SEQS = 150_000;
+
+/** How long a read waits for a build before it answers {@link ReplicaBuildingError}. */
+export const BUILD_WAIT_MS = 500;
 
 const schema = parseNamedSql(schemaSql);
 
@@ -75,7 +84,7 @@ const REPLICA_TABLES: readonly ReplicaTable[] = [
 /** Column kinds in the order of the replica tables (and of the source reads). */
 const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
   // id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms,
-  // agent_system, model, seq
+  // agent_system, model, seq, actor_id, lines_added, lines_removed
   "tool_calls": [
     "text",
     "text",
@@ -88,9 +97,13 @@ const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
     "text",
     "text?",
     "int",
+    "text",
+    "int?",
+    "int?",
   ],
   // id, org_id, session_id, ts, provider_name, model, input_tokens,
-  // output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, seq
+  // output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, seq,
+  // actor_id, agent_system
   "model_calls": [
     "text",
     "text",
@@ -104,6 +117,8 @@ const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
     "int",
     "real?",
     "int",
+    "text",
+    "text",
   ],
   // call_id, flag, org_id, session_id, ts, tool_name, seq
   "risk_flags": ["text", "text", "text", "text", "int", "text", "int"],
@@ -125,15 +140,6 @@ const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
 };
 /** seq, tbl, row_key */
 const TOMBSTONE_COLUMNS: readonly ColumnKind[] = ["int", "text", "text"];
-
-/** A row as DuckDB returns it, with every BIGINT/HUGEINT turned into a number. */
-export type ReplicaRow = Record<string, unknown>;
-
-/** One read statement against the replica, with named (`$name`) parameters. */
-export interface ReplicaStatement {
-  sql: string;
-  params: Record<string, string | bigint>;
-}
 
 /** Options of {@link Replica.open}. */
 export interface ReplicaOptions {
@@ -159,7 +165,7 @@ export class Replica {
   readonly #source: ReplicaSource;
   #instance: DuckDBInstance;
   #sync: DuckDBConnection;
-  readonly #reads = new Set<DuckDBConnection>();
+  #pool: ReadPool;
   readonly #pendingReads = new Set<Promise<unknown>>();
   #progress: ReplicaProgress;
   #running: Promise<void> | null = null;
@@ -175,6 +181,10 @@ export class Replica {
   readonly rebuildReason: string | null;
   /** Figures of the last catch-up that copied anything. */
   lastCatchUp: CatchUpStats | null = null;
+  /** Whether the catch-up running now is a build (see {@link building}). */
+  #bulk = false;
+  /** Counts the commits that changed the replica's rows (see {@link version}). */
+  #version = 0;
 
   private constructor(
     options: ReplicaOptions,
@@ -188,6 +198,7 @@ export class Replica {
     this.#source = source;
     this.#instance = instance;
     this.#sync = sync;
+    this.#pool = new ReadPool(instance);
     this.#progress = progress;
     this.rebuildReason = rebuildReason;
   }
@@ -234,6 +245,23 @@ export class Replica {
    */
   get lastSeq(): number {
     return this.#progress.seq;
+  }
+
+  /**
+   * The replica's position for caches: changes with every commit that copied
+   * rows or tombstones, and with every rebuild; a catch-up that copied nothing
+   * leaves it. (Not the seq: on PostgreSQL rows of late commits arrive below it.)
+   */
+  get version(): number {
+    return this.#version;
+  }
+
+  /**
+   * Whether the replica is being built: its first build, a rebuild after
+   * damage, or a catch-up over more than BUILDING_SEQS seqs.
+   */
+  get building(): boolean {
+    return this.#healing !== null || this.#bulk;
   }
 
   /**
@@ -292,15 +320,37 @@ export class Replica {
   async read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]> {
     if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
     if (this.#healing !== null || this.#damage !== null) {
-      await beforeDeadline(this.#heal(new Error(this.#damage ?? "rebuilding")), deadline);
+      await this.whileBuilding(this.#heal(new Error(this.#damage ?? "rebuilding")), deadline);
     }
     try {
       return await this.#trackedRead(statements, deadline);
     } catch (error) {
       // Damage, or a read a heal interrupted: read again once the file is rebuilt.
       if (!isDamage(error) && this.#healing === null) throw error;
-      await beforeDeadline(this.#heal(error), deadline);
+      await this.whileBuilding(this.#heal(error), deadline);
       return await this.#trackedRead(statements, deadline);
+    }
+  }
+
+  /**
+   * Waits for `work` (a catch-up or a heal) until `deadline` (epoch ms), but
+   * no longer than BUILD_WAIT_MS while the replica is being built: then it
+   * fails with {@link ReplicaBuildingError}, retryable, and `work` goes on.
+   */
+  async whileBuilding<T>(work: Promise<T>, deadline: number): Promise<T> {
+    work.catch(noop);
+    const settled = work.then(() => true, () => true);
+    for (;;) {
+      const slice = Math.min(deadline, Date.now() + BUILD_WAIT_MS);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const sliceEnded = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), Math.max(0, slice - Date.now()));
+      });
+      const done = await Promise.race([settled, sliceEnded]);
+      clearTimeout(timer);
+      if (done) return await work;
+      if (this.building) throw new ReplicaBuildingError("Analytics replica is being built");
+      if (Date.now() >= deadline) throw new QueryTimeoutError("Query time limit exceeded");
     }
   }
 
@@ -308,7 +358,7 @@ export class Replica {
     statements: readonly ReplicaStatement[],
     deadline: number,
   ): Promise<ReplicaRow[][]> {
-    const work = this.#read(statements, deadline);
+    const work = this.#pool.read(statements, deadline);
     this.#pendingReads.add(work);
     try {
       return await work;
@@ -341,9 +391,10 @@ export class Replica {
       });
     }
     this.#draining = true;
-    for (const connection of this.#reads) connection.interrupt();
+    this.#pool.interrupt();
     await Promise.allSettled([this.#running, this.#queued, ...this.#pendingReads]);
     this.#draining = false;
+    this.#pool.close();
     closeQuietly(this.#sync);
     closeQuietly(this.#instance);
     if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
@@ -351,7 +402,9 @@ export class Replica {
     const fresh = await createReplicaFile(this.#options.path, this.#source);
     this.#instance = fresh.instance;
     this.#sync = fresh.connection;
+    this.#pool = new ReadPool(fresh.instance);
     this.#progress = NO_PROGRESS;
+    this.#version++;
     await this.#runCatchUp();
     this.#damage = null;
     if (!this.#options.quiet) {
@@ -363,61 +416,31 @@ export class Replica {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const connection of this.#reads) connection.interrupt();
+    this.#pool.interrupt();
     await Promise.allSettled([this.#queued, this.#running, this.#healing, ...this.#pendingReads]);
+    this.#pool.close();
     closeQuietly(this.#sync);
     closeQuietly(this.#instance);
     await this.#source.close();
-  }
-
-  async #read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]> {
-    const connection = await this.#instance.connect();
-    this.#reads.add(connection);
-    let timedOut = false;
-    const interrupt = () => {
-      timedOut = true;
-      connection.interrupt();
-    };
-    const timer = setTimeout(interrupt, Math.max(0, deadline - Date.now()));
-    const check = () => {
-      if (timedOut) throw new QueryTimeoutError("Query time limit exceeded");
-      if (this.#closed) throw new ReplicaClosedError("Analytics replica is closed");
-    };
-    try {
-      check();
-      await connection.run("BEGIN TRANSACTION");
-      const results: ReplicaRow[][] = [];
-      for (const statement of statements) {
-        check();
-        const reader = await connection.runAndReadAll(
-          statement.sql,
-          statement.params,
-          bindTypes(statement.params),
-        );
-        check();
-        results.push(reader.getRowObjectsJS().map(plainRow));
-      }
-      await connection.run("COMMIT");
-      return results;
-    } catch (error) {
-      if (timedOut) throw new QueryTimeoutError("Query time limit exceeded");
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      this.#reads.delete(connection);
-      connection.closeSync();
-    }
   }
 
   async #runCatchUp(): Promise<void> {
     const run = new CatchUpRun(this.#sync, this.#source.tombstones, this.#progress, {
       quiet: this.#options.quiet ?? false,
       isClosed: () => this.#closed || this.#draining,
-      committed: (progress) => {
-        this.#progress = progress;
+      started: (bulk) => {
+        this.#bulk = bulk;
+      },
+      committed: (progress, rows) => {
+        if (progress) this.#progress = progress;
+        if (rows > 0) this.#version++;
       },
     });
-    await this.#source.catchUp(this.#progress, run);
+    try {
+      await this.#source.catchUp(this.#progress, run);
+    } finally {
+      this.#bulk = false;
+    }
     const stats = run.finish();
     if (stats) this.lastCatchUp = stats;
   }
@@ -427,8 +450,13 @@ export class Replica {
 interface RunHooks {
   quiet: boolean;
   isClosed(): boolean;
-  /** Called after each DuckDB commit that reached `progress` (recorded, or kept in memory). */
-  committed(progress: ReplicaProgress): void;
+  /** Called when the catch-up starts copying; `bulk`: it counts as a build. */
+  started(bulk: boolean): void;
+  /**
+   * Called after each DuckDB commit that reached `progress` (recorded, or kept
+   * in memory) with the rows and tombstones it copied.
+   */
+  committed(progress: ReplicaProgress | null, rows: number): void;
 }
 
 /**
@@ -473,6 +501,7 @@ class CatchUpRun implements ReplicaTarget {
     this.#fromSeq = from;
     this.#toSeq = to;
     this.#verbose = !this.#hooks.quiet && (this.#fresh || to - from > LOUD_CATCH_UP_SEQS);
+    this.#hooks.started(this.#fresh || to - from > BUILDING_SEQS);
     if (this.#verbose) {
       log("info", "analytics replica: catching up", { from_seq: from, to_seq: to });
     }
@@ -495,7 +524,7 @@ class CatchUpRun implements ReplicaTarget {
       await connection.run("COMMIT");
       this.#clear = false;
       this.#rows += batch.rows;
-      if (progress) this.#hooks.committed(progress);
+      this.#hooks.committed(progress, batch.rows);
       this.#logProgress(progress);
     } catch (error) {
       batch.discard();
@@ -759,27 +788,6 @@ function append(
   }
 }
 
-/**
- * Binds bigints as BIGINT: the client would infer HUGEINT, and bucket
- * arithmetic on HUGEINT runs an order of magnitude slower.
- */
-function bindTypes(params: ReplicaStatement["params"]): Record<string, DuckDBType> {
-  const types: Record<string, DuckDBType> = {};
-  for (const [name, value] of Object.entries(params)) {
-    types[name] = typeof value === "string" ? VARCHAR : BIGINT;
-  }
-  return types;
-}
-
-/** A DuckDB row with BIGINT/HUGEINT values as numbers (JSON-ready). */
-function plainRow(row: Record<string, unknown>): ReplicaRow {
-  const out: ReplicaRow = {};
-  for (const [key, value] of Object.entries(row)) {
-    out[key] = typeof value === "bigint" ? Number(value) : value;
-  }
-  return out;
-}
-
 /** Creates an empty replica file with its tables and meta rows. */
 async function createReplicaFile(
   path: string,
@@ -814,23 +822,6 @@ const DAMAGE =
 function isDamage(error: unknown): boolean {
   if (error instanceof ReplicaClosedError || error instanceof QueryTimeoutError) return false;
   return DAMAGE.test(error instanceof Error ? error.message : String(error));
-}
-
-/** Fails with {@link QueryTimeoutError} at `deadline` (epoch ms); the work goes on for others. */
-async function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  work.catch(noop);
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new QueryTimeoutError("Query time limit exceeded")),
-      Math.max(0, deadline - Date.now()),
-    );
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function closeQuietly(handle: { closeSync(): void }): void {

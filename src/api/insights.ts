@@ -64,12 +64,12 @@ export function parseInsightParams(
 }
 
 /** The six insight routes over the analytics service; the window ends at the request time. */
-export function insightRoutes(analytics: Pick<Analytics, "insight">): Route<ApiHandler>[] {
+export function insightRoutes(analytics: Pick<Analytics, "cachedInsight">): Route<ApiHandler>[] {
   return INSIGHT_NAMES.map((name) => ({
     pattern: `/v1/insights/${name}`,
     handler: async ({ url, orgId }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
-      const body = await analytics.insight(
+      const body = await analytics.cachedInsight(
         name,
         orgId,
         insightWindow(window, granularity, Date.now()),

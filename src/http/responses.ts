@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { QueryQueueFullError, QueryTimeoutError } from "../errors.ts";
+import { QueryQueueFullError, QueryTimeoutError, ReplicaBuildingError } from "../errors.ts";
 
 /** Error codes of spec §7. */
 export type ErrorCode =
@@ -14,7 +14,8 @@ export type ErrorCode =
   | "internal"
   | "not_implemented"
   | "keystore_unavailable"
-  | "overloaded";
+  | "overloaded"
+  | "insights_unavailable";
 
 /** An error with its HTTP status, code and client-facing message. */
 export class ApiError extends Error {
@@ -67,6 +68,12 @@ const NEUTRAL_ERROR_ANSWERS: ReadonlyArray<readonly [new (message: string) => Er
       code: "overloaded",
       message: "too many queries in progress; retry later",
       retryAfterSeconds: 1,
+    }],
+    [ReplicaBuildingError, {
+      status: 503,
+      code: "insights_unavailable",
+      message: "insights are being prepared: the analytics replica is being built; retry later",
+      retryAfterSeconds: 2,
     }],
     [QueryTimeoutError, {
       status: 500,

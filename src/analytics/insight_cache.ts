@@ -1,0 +1,110 @@
+/**
+ * Answers of insights kept for repeated requests. A window ends at its
+ * request's time, so two requests never have the same window; they get the
+ * same answer when the replica is at the same position (no row copied or
+ * deleted in between) and no row left or entered the window as it slid: the
+ * earliest row at or after the old start is not before the new start, and the
+ * earliest row at or after the old end is not before the new end (the window's
+ * edges, read with the answer in one snapshot). The answer is then returned
+ * with the new request's own `window`.
+ *
+ * @module
+ */
+import type { InsightBody } from "./insights.ts";
+import { type InsightWindow, windowObject } from "./window.ts";
+
+/** The earliest row times at or after a window's start and end; null: none. */
+export interface WindowEdges {
+  lo: number | null;
+  hi: number | null;
+}
+
+interface Entry {
+  version: number;
+  start: number;
+  end: number;
+  edges: WindowEdges;
+  body: Omit<InsightBody, "window">;
+  bytes: number;
+}
+
+/** Bytes of answers kept (as JSON): a 90d risk answer is about 30 KB, most are 1–5 KB. */
+const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+
+/** Insight answers by (organization, insight, window, granularity), least recently used first. */
+export class InsightCache {
+  readonly #entries = new Map<string, Entry>();
+  readonly #maxBytes: number;
+  #bytes = 0;
+
+  constructor(maxBytes = DEFAULT_MAX_BYTES) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Bytes held now (JSON of the answers). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The key of one insight request; the window's times are not part of it. */
+  static key(name: string, orgId: string, window: InsightWindow): string {
+    return `${name}\u0000${orgId}\u0000${window.window}\u0000${window.granularity}`;
+  }
+
+  /** The answer for `window` at replica position `version`, or null. */
+  get(key: string, version: number, window: InsightWindow): InsightBody | null {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return null;
+    if (entry.version !== version) {
+      this.#delete(key, entry);
+      return null;
+    }
+    if (!holds(entry, window)) return null;
+    // Most recently used last.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return { window: windowObject(window), ...entry.body };
+  }
+
+  /** Keeps the answer computed for `window` at `version` with its window's edges. */
+  set(
+    key: string,
+    version: number,
+    window: InsightWindow,
+    edges: WindowEdges,
+    body: InsightBody,
+  ): void {
+    const { window: _, ...rest } = body;
+    const bytes = JSON.stringify(rest).length;
+    if (bytes > this.#maxBytes / 4) return;
+    const old = this.#entries.get(key);
+    // An older request finishing late does not replace a newer answer.
+    if (old !== undefined && old.version === version && old.end > window.end) return;
+    if (old !== undefined) this.#delete(key, old);
+    this.#entries.set(key, {
+      version,
+      start: window.start,
+      end: window.end,
+      edges,
+      body: rest,
+      bytes,
+    });
+    this.#bytes += bytes;
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#delete(oldest, entry);
+    }
+  }
+
+  #delete(key: string, entry: Entry): void {
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+}
+
+/** Whether the rows in `window` are exactly those of the entry's window. */
+function holds(entry: Entry, window: InsightWindow): boolean {
+  if (window.start < entry.start || window.end < entry.end) return false;
+  const { lo, hi } = entry.edges;
+  return (lo === null || window.start <= lo) && (hi === null || window.end <= hi);
+}

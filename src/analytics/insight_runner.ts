@@ -1,0 +1,160 @@
+/**
+ * How an insight runs on the DuckDB replica: wait until the replica holds
+ * everything acknowledged before the request (a retryable `503` while it is
+ * being built), read the insight's statements in one snapshot, shape the
+ * envelope; and the cached path the routes take, which reuses an answer while
+ * the replica and the window's rows are unchanged (`insight_cache.ts`).
+ *
+ * @module
+ */
+import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
+import { namedSql, parseNamedSql } from "../store/named_sql.ts";
+import { InsightCache, type WindowEdges } from "./insight_cache.ts";
+import {
+  DUCKDB_INSIGHT_SQL,
+  type InsightBody,
+  insightBody,
+  type InsightName,
+  INSIGHTS,
+  type InsightStatement,
+  insightStatements,
+} from "./insights.ts";
+import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
+import type { InsightWindow } from "./window.ts";
+
+/** What running insights needs from the replica. */
+export interface InsightReader {
+  /**
+   * Resolves once the replica holds everything acknowledged before the call;
+   * fails with `ReplicaBuildingError` while it is being built, or
+   * `QueryTimeoutError` at `deadline` (epoch ms).
+   */
+  caughtUp(deadline: number): Promise<void>;
+  /** Runs statements in one snapshot, interrupted at `deadline` (epoch ms). */
+  read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]>;
+  /** The replica's position: changes whenever its rows change. */
+  readonly version: number;
+}
+
+const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
+
+/** The replica tables an insight's SQL reads (they all have `org_id` and `ts`). */
+const REPLICA_TABLES = ["tool_calls", "model_calls", "risk_flags", "domain_hits", "metric_points"];
+
+function tablesRead(sql: Readonly<Record<string, string>>): string[] {
+  const tables = new Set<string>();
+  for (const text of Object.values(sql)) {
+    for (const [, table] of text.matchAll(/\b(?:FROM|JOIN)\s+(\w+)/gi)) {
+      if (REPLICA_TABLES.includes(table!)) tables.add(table!);
+    }
+  }
+  return [...tables];
+}
+
+/** Runs one insight on the replica, uncached (the benchmark measures this one). */
+export async function runInsight(
+  reader: InsightReader,
+  name: InsightName,
+  orgId: string,
+  window: InsightWindow,
+  deadline: number,
+): Promise<InsightBody> {
+  await reader.caughtUp(deadline);
+  return (await readInsight(reader, name, orgId, window, deadline, [])).body;
+}
+
+/**
+ * Insights answered from a cache keyed by the replica's position, for the
+ * routes. Concurrent requests for the same insight share one computation when
+ * its answer holds for their windows too.
+ */
+export class CachedInsights {
+  readonly #reader: InsightReader;
+  readonly #cache: InsightCache;
+  readonly #pending = new Map<string, Promise<unknown>>();
+
+  constructor(reader: InsightReader, cache = new InsightCache()) {
+    this.#reader = reader;
+    this.#cache = cache;
+  }
+
+  async answer(
+    name: InsightName,
+    orgId: string,
+    window: InsightWindow,
+    deadline: number,
+  ): Promise<InsightBody> {
+    await this.#reader.caughtUp(deadline);
+    const key = InsightCache.key(name, orgId, window);
+    const version = this.#reader.version;
+    const cached = this.#cache.get(key, version, window);
+    if (cached !== null) return cached;
+    const pending = this.#pending.get(key);
+    if (pending !== undefined) {
+      await pending.catch(() => {});
+      const shared = this.#cache.get(key, this.#reader.version, window);
+      if (shared !== null) return shared;
+    }
+    const tables = tablesRead(DUCKDB_INSIGHT_SQL[name]);
+    const work = readInsight(this.#reader, name, orgId, window, deadline, tables);
+    this.#pending.set(key, work);
+    try {
+      const { body, edges } = await work;
+      // Rows copied meanwhile may or may not be in the snapshot read: not kept.
+      if (edges !== null && this.#reader.version === version) {
+        this.#cache.set(key, version, window, edges, body);
+      }
+      return body;
+    } finally {
+      if (this.#pending.get(key) === work) this.#pending.delete(key);
+    }
+  }
+}
+
+/**
+ * Reads an insight's sections and, for each table in `edgeTables`, its
+ * window's edges, in one snapshot. No tables: no edges (null).
+ */
+async function readInsight(
+  reader: InsightReader,
+  name: InsightName,
+  orgId: string,
+  window: InsightWindow,
+  deadline: number,
+  edgeTables: readonly string[],
+): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
+  const definition = INSIGHTS[name];
+  const statements = insightStatements(definition, DUCKDB_INSIGHT_SQL[name], orgId, window);
+  const edgeParams = { org: orgId, start: BigInt(window.start), end: BigInt(window.end) };
+  const results = await reader.read([
+    ...statements.map(({ sql, params }) => ({ sql, params: duckdbParams(params) })),
+    ...edgeTables.map((table) => ({
+      sql: WINDOW_EDGES.replace("{table}", table),
+      params: edgeParams,
+    })),
+  ], deadline);
+  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
+  statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
+  const body = insightBody(definition, window, rows);
+  if (edgeTables.length === 0) return { body, edges: null };
+  const edges: WindowEdges = { lo: null, hi: null };
+  for (const [row] of results.slice(statements.length)) {
+    edges.lo = earliest(edges.lo, row?.lo);
+    edges.hi = earliest(edges.hi, row?.hi);
+  }
+  return { body, edges };
+}
+
+function earliest(a: number | null, b: unknown): number | null {
+  if (b === null || b === undefined) return a;
+  return a === null ? Number(b) : Math.min(a, Number(b));
+}
+
+/** Integers bind as BIGINT, so `ts` comparisons stay integer comparisons. */
+function duckdbParams(params: Record<string, string | number>): ReplicaStatement["params"] {
+  const out: ReplicaStatement["params"] = {};
+  for (const [name, value] of Object.entries(params)) {
+    out[name] = typeof value === "number" ? BigInt(value) : value;
+  }
+  return out;
+}
