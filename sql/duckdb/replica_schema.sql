@@ -25,7 +25,13 @@ CREATE TABLE tool_calls (
   duration_ms  BIGINT,
   agent_system VARCHAR NOT NULL,
   model        VARCHAR,
-  seq          BIGINT NOT NULL
+  seq          BIGINT NOT NULL,
+  -- Schema 4 (issue #18): the actor, and the lines a file-writing call changed
+  -- as src/analytics/file_changes.ts derives them from its arguments (NULL:
+  -- not a file-writing call, or its arguments say nothing).
+  actor_id      VARCHAR NOT NULL,
+  lines_added   BIGINT,
+  lines_removed BIGINT
 );
 
 CREATE TABLE model_calls (
@@ -40,7 +46,10 @@ CREATE TABLE model_calls (
   cache_read_tokens     BIGINT NOT NULL,
   cache_creation_tokens BIGINT NOT NULL,
   cost_usd              DOUBLE,
-  seq                   BIGINT NOT NULL
+  seq                   BIGINT NOT NULL,
+  -- Schema 4 (issue #18): whose call, from which agent.
+  actor_id              VARCHAR NOT NULL,
+  agent_system          VARCHAR NOT NULL
 );
 
 CREATE TABLE risk_flags (

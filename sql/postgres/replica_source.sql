@@ -50,7 +50,9 @@ ORDER BY metric_points.txid, metric_points.seq OFFSET $6 LIMIT 1;
 -- name: tool_calls_range
 SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
   CASE WHEN duration_ms BETWEEN 0 AND 9007199254740991 THEN duration_ms END AS duration_ms,
-  agent_system, model, seq
+  agent_system, model, seq, actor_id,
+  -- A file-writing call's arguments, turned into its lines by file_changes.ts.
+  CASE WHEN category = 'file_write' THEN arguments END AS lines_added, NULL AS lines_removed
 FROM tool_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
@@ -64,7 +66,7 @@ SELECT id, org_id, session_id, ts, provider_name, model,
   CASE WHEN cache_creation_tokens BETWEEN 0 AND 9007199254740991
     THEN cache_creation_tokens ELSE 0 END,
   CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END,
-  seq
+  seq, actor_id, agent_system
 FROM model_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)

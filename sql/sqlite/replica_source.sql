@@ -27,7 +27,9 @@ SELECT seq FROM metric_points WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
   CASE WHEN typeof(duration_ms) = 'integer' AND duration_ms BETWEEN 0 AND 9007199254740991
     THEN duration_ms END AS duration_ms,
-  agent_system, model, seq
+  agent_system, model, seq, actor_id,
+  -- A file-writing call's arguments, turned into its lines by file_changes.ts.
+  CASE WHEN category = 'file_write' THEN arguments END AS lines_added, NULL AS lines_removed
 FROM tool_calls
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;
@@ -45,7 +47,7 @@ SELECT id, org_id, session_id, ts, provider_name, model,
       AND cache_creation_tokens BETWEEN 0 AND 9007199254740991
     THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
   CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
-  seq
+  seq, actor_id, agent_system
 FROM model_calls
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;

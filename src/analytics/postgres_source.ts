@@ -13,6 +13,7 @@
 import replicaSql from "../../sql/postgres/replica_source.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { connectPostgres, type Sql, type TransactionSql } from "../store/postgres/client.ts";
+import { deriveLineColumns } from "./file_changes.ts";
 import {
   CHUNK_ROWS,
   GROUP_ROWS,
@@ -220,6 +221,7 @@ async function copyRows(run: Run, from: Key, to: Key, batch: ReplicaBatch): Prom
   const chunk = await Promise.all(
     TABLES.map((table) => values(run, `${table}_range`, rangeParams)),
   );
+  deriveLineColumns(chunk[TABLES.indexOf("tool_calls")]!);
   for (const [i, table] of TABLES.entries()) await batch.append(table, chunk[i]!);
   return hi === to ? null : hi;
 }

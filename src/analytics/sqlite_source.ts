@@ -11,6 +11,7 @@
 import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
 import sourceSql from "../../sql/sqlite/replica_source.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
+import { deriveLineColumns } from "./file_changes.ts";
 import { openDatabase } from "../store/sqlite/database.ts";
 import {
   CHUNK_ROWS,
@@ -109,6 +110,7 @@ export class SqliteReplicaSource implements ReplicaSource {
       );
       const rows = new Map<ReplicaTable, SQLOutputValue[][]>();
       for (const table of TABLES) rows.set(table, this.#rangeRows(`${table}_range`, lo, hi));
+      deriveLineColumns(rows.get("tool_calls")!);
       return { hi, rows, tombstones: this.#rangeRows("tombstones_range", lo, hi) };
     } finally {
       db.exec("COMMIT");
