@@ -156,10 +156,12 @@ export interface Figure {
 /** The order of areas in the table. */
 const AREA_ORDER = [
   "Ingest",
+  "Metrics",
   "Replica",
   "Lists",
   "Details",
   "Insights",
+  "Mixed",
   "Footprint",
   "Detection",
   "Machine",

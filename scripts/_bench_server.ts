@@ -71,6 +71,9 @@ export class BenchServer {
         "127.0.0.1:0",
         "--ingest-listen",
         "127.0.0.1:0",
+        // The gRPC listener runs as by default, on a port of its own (runs may overlap).
+        "--grpc-listen",
+        "127.0.0.1:0",
         "--log-level",
         options.logLevel ?? "info",
       ],

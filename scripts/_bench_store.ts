@@ -57,6 +57,8 @@ export interface BenchStore {
   describe(): Promise<string>;
   /** `SELECT count(*) FROM tool_calls`. */
   toolCalls(): Promise<number>;
+  /** `SELECT count(*) FROM metric_points`. */
+  metricPoints(): Promise<number>;
   /** The last telemetry `seq` handed out. */
   seq(): Promise<number>;
   /** Rows a catch-up copies for seqs in (lo, hi]: the four replicated tables and tombstones. */
@@ -128,6 +130,13 @@ export class SqliteBenchStore implements BenchStore {
 
   toolCalls(): Promise<number> {
     const row = this.#open().prepare("SELECT count(*) AS n FROM tool_calls").get() as { n: number };
+    return Promise.resolve(Number(row.n));
+  }
+
+  metricPoints(): Promise<number> {
+    const row = this.#open().prepare("SELECT count(*) AS n FROM metric_points").get() as {
+      n: number;
+    };
     return Promise.resolve(Number(row.n));
   }
 
@@ -327,6 +336,10 @@ export class PostgresBenchStore implements BenchStore {
 
   async toolCalls(): Promise<number> {
     return Number((await this.#one<{ n: number }>("SELECT count(*) AS n FROM tool_calls")).n);
+  }
+
+  async metricPoints(): Promise<number> {
+    return Number((await this.#one<{ n: number }>("SELECT count(*) AS n FROM metric_points")).n);
   }
 
   async seq(): Promise<number> {

@@ -8,6 +8,7 @@
  * deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
  *                 [--database postgres://USER@HOST:PORT/DB]
  *                 [--concurrency N] [--sqlite-runs N] [--sqlite-cap S]
+ *                 [--mixed] [--metrics] [--mixed-seconds S] [--connections N]
  * ```
  *
  * - `--calls N`: tool calls to ingest (default 1,000,000).
@@ -33,11 +34,18 @@
  * - `--sqlite-cap S`: seconds one baseline may run before it is stopped and
  *   reported as "> S s" (default 180; longer windows of the same insight are
  *   then skipped).
+ * - `--mixed`, `--metrics`: run only these phases (after ingest, or over a
+ *   `--reuse DIR`); the report goes to `bench-<calls>-<engine>-<phases>.md`.
+ *   Without either, every phase runs, these two last.
+ * - `--mixed-seconds S`: length of the mixed load (default 60, 10 with
+ *   `--quick`); `--connections N`: its connections (default 200).
  *
  * Phases: ingest (JSON and protobuf chunks alternating, bodies pre-encoded
  * with the clock stopped), replica catch-up, lists, details, insights over
  * HTTP, footprint, start-up, then in-process: replica rebuild, DuckDB vs
- * the store's own insights, detection. The phases read the store directly
+ * the store's own insights, detection; last, on a fresh server, metrics
+ * ingest (`_bench_metrics.ts`) and the mixed load (`_bench_mixed.ts`), which
+ * add data to the store. The phases read the store directly
  * only through `_bench_store.ts`. The temporary directory, the server and a
  * database created for the run are removed/stopped/dropped on success, error
  * and SIGINT/SIGTERM alike.
@@ -74,6 +82,15 @@ import {
   times,
   verdict,
 } from "./_bench_measure.ts";
+import { metricsIngest } from "./_bench_metrics.ts";
+import {
+  type ClassStats,
+  generatedIngest,
+  MIXED_INGEST_RECORDS,
+  type MixedClass,
+  mixedLoad,
+  type MixedRequests,
+} from "./_bench_mixed.ts";
 import { BenchServer, killAllServers, OtherLoad, type RssSample, tail } from "./_bench_server.ts";
 import {
   type BenchStore,
@@ -93,6 +110,10 @@ const args = parseArgs({
     concurrency: { type: "string", default: "4" },
     "sqlite-runs": { type: "string" },
     "sqlite-cap": { type: "string" },
+    mixed: { type: "boolean", default: false },
+    metrics: { type: "boolean", default: false },
+    "mixed-seconds": { type: "string" },
+    connections: { type: "string", default: "200" },
   },
 });
 const quick = args.values.quick;
@@ -111,6 +132,18 @@ const ingestConcurrency = Number(args.values.concurrency);
 if (!Number.isSafeInteger(ingestConcurrency) || ingestConcurrency < 1) {
   usage("--concurrency takes a positive integer");
 }
+/** With `--mixed` or `--metrics`, only the phases named (after ingest, or over `--reuse`). */
+const onlyPhases = [
+  ...(args.values.metrics ? ["metrics"] : []),
+  ...(args.values.mixed ? ["mixed"] : []),
+];
+const runs = (phase: "metrics" | "mixed") => onlyPhases.length === 0 || onlyPhases.includes(phase);
+const mixedConnections = Number(args.values.connections);
+if (!Number.isSafeInteger(mixedConnections) || mixedConnections < 1) {
+  usage("--connections takes a positive integer");
+}
+const mixedSeconds = Number(args.values["mixed-seconds"] ?? (quick ? 10 : 60));
+if (!(mixedSeconds > 0)) usage("--mixed-seconds takes a positive number");
 
 /** Sample counts and time budgets: small for the smoke run. */
 const budget = quick
@@ -124,6 +157,7 @@ const budget = quick
     baselineRuns: 2,
     startups: 2,
     detectionMs: 500,
+    metricsMs: 2_000,
   }
   : {
     listSamples: 300,
@@ -135,6 +169,7 @@ const budget = quick
     baselineRuns: requestedCalls > 2_000_000 ? 1 : 5,
     startups: 3,
     detectionMs: 3_000,
+    metricsMs: 10_000,
   };
 if (args.values["sqlite-runs"] !== undefined) {
   budget.baselineRuns = Number(args.values["sqlite-runs"]);
@@ -355,6 +390,27 @@ async function rssPhase(server: BenchServer, next: string | null): Promise<void>
   rssCurrent = next === null ? null : { name: next, sampler: server.sampleRss() };
 }
 
+/** The RSS figures: the peak over every phase, then each phase's. */
+function reportRss(rssAtEnd: number): void {
+  const peak = Math.max(...rssPhases.map((p) => p.peak));
+  report.add(
+    "Footprint",
+    "server peak RSS (VmHWM) over the whole run",
+    `${bytes(peak)} (RSS at the end of the HTTP phases ${bytes(rssAtEnd)})`,
+    { text: "≤ 512 MiB (target at 10M)", met: peak <= 512 * 2 ** 20 },
+  );
+  for (const phase of rssPhases) {
+    const s = phase.sample;
+    report.add(
+      "Footprint",
+      `server peak RSS during ${phase.name}`,
+      `${bytes(phase.peak)} (largest 0.5 s sample: anon ${bytes(s.anon)} + file ${
+        bytes(s.file)
+      } + shmem ${bytes(s.shmem)})`,
+    );
+  }
+}
+
 /** A latency run plus the server's own durations of its requests, from its request log. */
 async function measured(
   server: BenchServer,
@@ -418,16 +474,11 @@ async function fullCatchUp(server: BenchServer, store: BenchStore, seq: number):
   } = ≥ ${int((rows / answeredMs) * 1000)} rows/s (no figures in the server log)${timedOut}`;
 }
 
-async function listPhase(
-  server: BenchServer,
-  apiKey: string,
-  actorId: string,
-  listTargets: boolean,
-) {
-  const base = server.queryUrl;
+/** The lists the bench measures: `[name in the report, path]`. */
+function listMix(actorId: string): [string, string][] {
   const iso = (daysAgo: number) =>
     encodeURIComponent(new Date(Date.now() - daysAgo * DAY).toISOString());
-  const lists: [string, string][] = [
+  return [
     ["/v1/sessions", "/v1/sessions"],
     ["/v1/sessions?after=(7 days ago)", `/v1/sessions?after=${iso(7)}`],
     ["/v1/sessions?actor=(one actor)", `/v1/sessions?actor=${actorId}`],
@@ -439,7 +490,16 @@ async function listPhase(
       `/v1/tool-calls?after=${iso(30)}&before=${iso(7)}`,
     ],
   ];
-  for (const [name, path] of lists) {
+}
+
+async function listPhase(
+  server: BenchServer,
+  apiKey: string,
+  actorId: string,
+  listTargets: boolean,
+) {
+  const base = server.queryUrl;
+  for (const [name, path] of listMix(actorId)) {
     progress(`list ${name}`);
     for (let i = 0; i < 5; i++) await timedGet(`${base}${path}`, apiKey);
     const one = await measured(server, () => `${base}${path}`, apiKey, {
@@ -731,6 +791,212 @@ function reportInsights(store: BenchStore) {
   }
 }
 
+/** Actors with ingest keys for the metrics and mixed phases, made before their server starts. */
+async function createPhaseActors(
+  dir: string,
+  databaseUrl: string | null,
+  orgId: string,
+  count: number,
+): Promise<string[]> {
+  const keys = await openKeyStoreFor(dir, databaseUrl);
+  try {
+    const tag = Date.now().toString(36);
+    const created: string[] = [];
+    for (let i = 0; i < count; i++) {
+      created.push((await keys.createActor(orgId, `bench-${tag}-${i}`)).ingest_key);
+    }
+    return created;
+  } finally {
+    await keys.close();
+  }
+}
+
+/** Points per metrics export: 8 agent sessions' interval (≈ 12 points each). */
+const METRICS_SESSIONS_PER_REQUEST = 8;
+
+async function metricsPhase(
+  server: BenchServer,
+  store: BenchStore,
+  ingestKeys: readonly string[],
+  serverCpuMs: () => Promise<number>,
+) {
+  progress("metrics ingest: Claude-like delta and Gemini-like cumulative sums");
+  const before = await store.metricPoints();
+  const result = await metricsIngest({
+    server,
+    ingestKeys,
+    seed: Date.now() >>> 0,
+    now: new Date(),
+    sessionsPerRequest: METRICS_SESSIONS_PER_REQUEST,
+    chunkRequests: 100,
+    concurrency: ingestConcurrency,
+    budgetMs: budget.metricsMs,
+    serverCpuMs,
+  });
+  const sent = result.json.points + result.protobuf.points;
+  const stored = await store.metricPoints() - before;
+  if (stored !== sent) throw new Error(`Sent ${sent} metric points but ${stored} were stored`);
+  for (const encoding of ["json", "protobuf"] as const) {
+    const s = result[encoding];
+    report.add(
+      "Metrics",
+      `${encoding === "json" ? "JSON" : "protobuf"} POST /v1/metrics, ${
+        int(s.points / s.requests)
+      } points per request (Claude delta and Gemini cumulative sums)`,
+      `${int((s.points / s.ms) * 1000)} points/s (${int(s.points)} points in ${
+        int(s.requests)
+      } requests, ${(s.ms / 1000).toFixed(1)} s; ${int(s.bytes / s.points)} B/point)`,
+    );
+  }
+  const cpu = (s: typeof result.json) => ((s.serverCpuMs * 1000) / s.points).toFixed(1);
+  const sendingMs = result.json.ms + result.protobuf.ms;
+  report.add(
+    "Metrics",
+    `server CPU per point while ingesting (all threads${
+      store.engine === "postgres" ? ", PostgreSQL's backends included" : ""
+    })`,
+    `JSON ${cpu(result.json)} µs, protobuf ${cpu(result.protobuf)} µs; ${
+      ((result.json.serverCpuMs + result.protobuf.serverCpuMs) / sendingMs).toFixed(2)
+    } cores busy; bench process ${
+      (((result.json.clientCpuMs + result.protobuf.clientCpuMs) * 1000) / sent).toFixed(1)
+    } µs per point`,
+  );
+  report.add(
+    "Metrics",
+    "metric points stored (SELECT count(*) FROM metric_points, after − before)",
+    `${int(stored)}, all sent`,
+  );
+}
+
+async function mixedPhase(
+  server: BenchServer,
+  store: BenchStore,
+  apiKey: string,
+  actorId: string,
+  ingestKeys: readonly string[],
+  serverCpuMs: () => Promise<number>,
+) {
+  const lists = listMix(actorId);
+  const sampled = await store.sampleCalls(500);
+  if (sampled.length === 0) throw new Error("No tool calls to look up");
+  const insights = INSIGHT_NAMES.flatMap((name) => WINDOWS.map((window) => ({ name, window })));
+  const pick = <T>(items: readonly T[], random: () => number) =>
+    items[Math.floor(random() * items.length)]!;
+  const requests: MixedRequests = {
+    list: (random) => {
+      const [kind, path] = pick(lists, random);
+      return { kind, path };
+    },
+    detail: (random) => {
+      const call = pick(sampled, random);
+      return random() < 0.5
+        ? { kind: "/v1/sessions/{id}", path: `/v1/sessions/${encodeURIComponent(call.sessionId)}` }
+        : { kind: "/v1/tool-calls/{id}", path: `/v1/tool-calls/${call.id}` };
+    },
+    insight: (random) => {
+      const { name, window } = pick(insights, random);
+      return { kind: `${name} ${window}`, path: `/v1/insights/${name}?window=${window}` };
+    },
+    ingest: generatedIngest({ ingestKeys, seed: Date.now() >>> 0, now: new Date() }),
+  };
+  const callsBefore = await store.toolCalls();
+  progress(
+    `mixed load: ${mixedConnections} connections for ${mixedSeconds} s over ${
+      int(callsBefore)
+    } tool calls`,
+  );
+  const load = new OtherLoad();
+  const serverCpuBefore = await serverCpuMs();
+  await load.start(serverCpuBefore);
+  const result = await mixedLoad({
+    queryUrl: server.queryUrl,
+    ingestUrl: server.ingestUrl,
+    apiKey,
+    connections: mixedConnections,
+    durationMs: mixedSeconds * 1000,
+    requests,
+    seed: 16,
+  });
+  const serverCpuAfter = await serverCpuMs();
+  const others = await load.stop(serverCpuAfter);
+  server.assertAlive();
+  const rssEnd = await server.rss();
+  const seconds = result.ms / 1000;
+  const classes = Object.entries(result.classes) as [MixedClass, ClassStats][];
+  const answered = classes.reduce((n, [, c]) => n + c.samples.length, 0);
+  const count = (record: Record<string, number>) =>
+    Object.values(record).reduce((a, b) => a + b, 0);
+  const serverErrors = classes.reduce((n, [, c]) => n + count(c.serverErrors), 0);
+  const errors = classes.reduce((n, [, c]) => n + count(c.errors), 0);
+  if (answered === 0) throw new Error(`Mixed load: no request answered 2xx`);
+  const rps = answered / seconds;
+  const where = `${mixedConnections} connections, ${mixedSeconds} s`;
+  report.add(
+    "Mixed",
+    `requests answered 2xx per second, all classes (${where}; 40% lists, 20% details, 20% insights, 20% ingest)`,
+    `${int(rps)} req/s (${int(answered)} in ${
+      seconds.toFixed(1)
+    } s; sockets open: ${result.sockets.query} to the query listener, ${result.sockets.ingest} to the ingest listener)`,
+    { text: "≥ 1,000 req/s", met: rps >= 1000 },
+  );
+  const goals: Partial<Record<MixedClass, number>> = { list: 100, insight: 500 };
+  for (const [name, stats] of classes) {
+    const p99 = percentile(stats.samples, 99);
+    const goal = goals[name];
+    const failed = Object.entries(stats.serverErrors).map(([status, n]) => `${n} × ${status}`)
+      .concat(Object.entries(stats.errors).map(([cause, n]) => `${n} × ${cause}`));
+    report.add(
+      "Mixed",
+      `${name === "ingest" ? "ingest" : `${name}s`} under the mixed load, p50 / p99`,
+      `${ms(percentile(stats.samples, 50))} / ${ms(p99)} (n=${int(stats.samples.length)}, ${
+        int(stats.samples.length / seconds)
+      } req/s${name === "ingest" ? `; ${int(stats.items / seconds)} tool calls/s stored` : ""}${
+        failed.length > 0 ? `; failed: ${failed.join(", ")}` : ""
+      })`,
+      goal === undefined ? undefined : { text: `p99 ≤ ${goal} ms`, met: p99 <= goal },
+    );
+  }
+  report.add(
+    "Mixed",
+    "5xx answers and other errors (4xx, failed requests)",
+    `${int(serverErrors)} × 5xx, ${int(errors)} errors`,
+    { text: "zero 5xx", met: serverErrors === 0 },
+  );
+  report.add(
+    "Mixed",
+    "CPU during the mixed load (mean cores busy)",
+    `server ${((serverCpuAfter - serverCpuBefore) / result.ms).toFixed(2)}${
+      store.engine === "postgres" ? " (PostgreSQL's backends included)" : ""
+    }; load generator (this process) ${
+      (result.clientCpuMs / result.ms).toFixed(2)
+    }; other processes ${others.others.toFixed(2)}; host steal ${others.steal.toFixed(2)}`,
+  );
+  report.add("Mixed", "server RSS at the end of the mixed load", bytes(rssEnd));
+  const rows = classes.flatMap(([name, stats]) =>
+    [...stats.byKind.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([kind, samples]) =>
+      `| ${name} | ${kind.replaceAll("|", "\\|")} | ${int(samples.length)} | ${
+        ms(percentile(samples, 50))
+      } | ${ms(percentile(samples, 99))} | ${ms(Math.max(...samples))} |`
+    )
+  );
+  sections.push(
+    [
+      "## Mixed load",
+      "",
+      `${where}, each connection a keep-alive client sending its next request when the previous ` +
+      `is answered; classes drawn 40/20/20/20 per request; ingest bodies of ${MIXED_INGEST_RECORDS} ` +
+      `log records (JSON and protobuf alternating) over ${
+        int(callsBefore)
+      } tool calls at the start. ` +
+      "Latencies of the 2xx answers, by request:",
+      "",
+      "| Class | Request | n | p50 | p99 | max |",
+      "| --- | --- | --- | --- | --- | --- |",
+      ...rows,
+    ].join("\n"),
+  );
+}
+
 function detectionPhase() {
   const inputs: Parameters<typeof detectToolCall>[0][] = [];
   for (
@@ -905,6 +1171,95 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
     await store.cpuMs();
     await server.stop();
   };
+  /**
+   * Everything but ingest and the last two phases, from the server that
+   * measured the lists, details and insights (stopped here); returns a fresh
+   * server for the phases that follow.
+   */
+  let rssNow: number | null = null;
+  async function standardPhases(first: BenchServer): Promise<BenchServer> {
+    rssNow = await first.rss();
+    await rssPhase(first, null);
+    const stopStarted = performance.now();
+    await first.stop();
+    report.add(
+      "Footprint",
+      "graceful shutdown (SIGTERM to exit)",
+      ms(performance.now() - stopStarted),
+    );
+    for (const f of await store.footprint(calls)) report.add("Footprint", f.figure, f.value);
+    const duckBytes = fileBytes(`${dir}/analytics.duckdb`);
+    report.add(
+      "Footprint",
+      "analytics.duckdb bytes per tool call (DuckDB replica)",
+      `${int(duckBytes / calls)} B (${bytes(duckBytes)})`,
+    );
+
+    // Start-up on the existing directory, to the first answered request.
+    const startups: number[] = [];
+    let firstInsightMs = NaN;
+    for (let i = 0; i < budget.startups; i++) {
+      progress(`start-up ${i + 1}/${budget.startups}`);
+      const restarted = await startServer();
+      startups.push(restarted.startupMs);
+      if (i === 0) {
+        firstInsightMs = restarted.startupMs +
+          await timedGet(`${restarted.queryUrl}/v1/insights/activity?window=90d`, apiKey);
+      }
+      await stopServer(restarted);
+    }
+    const startupP50 = percentile(startups, 50);
+    report.add(
+      "Footprint",
+      `start-up on this directory${
+        store.engine === "postgres" ? " and database" : ""
+      } to the first answered /v1/ping (spawn of \`deno run\` included)`,
+      `${ms(startupP50)} median of ${startups.length} (max ${ms(Math.max(...startups))})`,
+      { text: "≤ 2 s (target at 10M)", met: Math.max(...startups) <= 2000 },
+    );
+    report.add(
+      "Footprint",
+      "start-up to the first answered insight (activity 90d)",
+      ms(firstInsightMs),
+    );
+
+    // In-process: rebuild the replica from scratch, then DuckDB against the store's own insights.
+    progress("replica rebuild in-process");
+    for (const file of ["analytics.duckdb", "analytics.duckdb.wal"]) {
+      await Deno.remove(`${dir}/${file}`).catch(() => {});
+    }
+    const rebuildStarted = performance.now();
+    const analytics = await openAnalytics({
+      path: `${dir}/analytics.duckdb`,
+      source: store.replicaSource,
+      timeoutMs: 3_600_000,
+      quiet: true,
+    });
+    try {
+      await analytics.ready;
+      const wall = performance.now() - rebuildStarted;
+      const stats = analytics.lastCatchUp;
+      if (!stats) throw new Error("The replica rebuild copied nothing");
+      report.add(
+        "Replica",
+        "full rebuild in-process (openAnalytics on a deleted replica; lastCatchUp)",
+        `${int(stats.rows)} rows (seq ${int(stats.fromSeq)}→${int(stats.toSeq)}) in ${
+          ms(stats.ms)
+        } = ${int((stats.rows / stats.ms) * 1000)} rows/s (${ms(wall)} with opening)`,
+      );
+      await insightInProcessPhase(analytics, store, meta.orgId);
+    } finally {
+      await store.cpuMs().catch(() => null);
+      await analytics.close();
+    }
+    reportInsights(store);
+    detectionPhase();
+    return await startServer();
+  }
+  // Their actors exist before the server that serves them starts.
+  const phaseKeys = runs("metrics") || runs("mixed")
+    ? await createPhaseActors(dir, store.databaseUrl, meta.orgId, 20)
+    : [];
   let server = await startServer();
   let calls = targetCalls;
   try {
@@ -937,105 +1292,45 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       for (const f of carried) report.figures.push(f);
       await timedGet(`${server.queryUrl}/v1/insights/activity?window=7d`, apiKey);
     }
-    await rssPhase(server, "lists, details and insights over HTTP");
-    await listPhase(server, apiKey, meta.actorIds[0]!, true);
-    await detailPhase(server, apiKey, store);
-    await insightHttpPhase(server, apiKey);
+    if (onlyPhases.length === 0) {
+      await rssPhase(server, "lists, details and insights over HTTP");
+      await listPhase(server, apiKey, meta.actorIds[0]!, true);
+      await detailPhase(server, apiKey, store);
+      await insightHttpPhase(server, apiKey);
+      server.assertAlive();
+    }
+  } finally {
+    await store.cpuMs().catch(() => null);
+    await store.release();
+  }
+  if (onlyPhases.length === 0) {
+    server = await standardPhases(server);
+  }
+  try {
+    if (runs("metrics")) {
+      await rssPhase(server, "metrics ingest");
+      await metricsPhase(server, store, phaseKeys, () => serverCpuMs(server));
+    }
+    if (runs("mixed")) {
+      await rssPhase(server, "mixed load");
+      await mixedPhase(
+        server,
+        store,
+        apiKey,
+        meta.actorIds[0]!,
+        phaseKeys,
+        () => serverCpuMs(server),
+      );
+    }
     server.assertAlive();
   } finally {
     await store.cpuMs().catch(() => null);
     await store.release();
   }
-  const rssNow = await server.rss();
+  const rssLast = await server.rss();
   await rssPhase(server, null);
-  const stopStarted = performance.now();
-  await server.stop();
-  const stopMs = performance.now() - stopStarted;
-  const peak = Math.max(...rssPhases.map((p) => p.peak));
-  report.add(
-    "Footprint",
-    "server peak RSS (VmHWM) over the whole run",
-    `${bytes(peak)} (RSS at the end ${bytes(rssNow)})`,
-    { text: "≤ 1 GiB (target at 10M)", met: peak <= 2 ** 30 },
-  );
-  for (const phase of rssPhases) {
-    const s = phase.sample;
-    report.add(
-      "Footprint",
-      `server peak RSS during ${phase.name}`,
-      `${bytes(phase.peak)} (largest 0.5 s sample: anon ${bytes(s.anon)} + file ${
-        bytes(s.file)
-      } + shmem ${bytes(s.shmem)})`,
-    );
-  }
-  report.add("Footprint", "graceful shutdown (SIGTERM to exit)", ms(stopMs));
-  for (const f of await store.footprint(calls)) report.add("Footprint", f.figure, f.value);
-  const duckBytes = fileBytes(`${dir}/analytics.duckdb`);
-  report.add(
-    "Footprint",
-    "analytics.duckdb bytes per tool call (DuckDB replica)",
-    `${int(duckBytes / calls)} B (${bytes(duckBytes)})`,
-  );
-
-  // Start-up on the existing directory, to the first answered request.
-  const startups: number[] = [];
-  let firstInsightMs = NaN;
-  for (let i = 0; i < budget.startups; i++) {
-    progress(`start-up ${i + 1}/${budget.startups}`);
-    server = await startServer();
-    startups.push(server.startupMs);
-    if (i === 0) {
-      firstInsightMs = server.startupMs +
-        await timedGet(`${server.queryUrl}/v1/insights/activity?window=90d`, apiKey);
-    }
-    await stopServer(server);
-  }
-  const startupP50 = percentile(startups, 50);
-  report.add(
-    "Footprint",
-    `start-up on this directory${
-      store.engine === "postgres" ? " and database" : ""
-    } to the first answered /v1/ping (spawn of \`deno run\` included)`,
-    `${ms(startupP50)} median of ${startups.length} (max ${ms(Math.max(...startups))})`,
-    { text: "≤ 2 s (target at 10M)", met: Math.max(...startups) <= 2000 },
-  );
-  report.add(
-    "Footprint",
-    "start-up to the first answered insight (activity 90d)",
-    ms(firstInsightMs),
-  );
-
-  // In-process: rebuild the replica from scratch, then DuckDB against the store's own insights.
-  progress("replica rebuild in-process");
-  for (const file of ["analytics.duckdb", "analytics.duckdb.wal"]) {
-    await Deno.remove(`${dir}/${file}`).catch(() => {});
-  }
-  const rebuildStarted = performance.now();
-  const analytics = await openAnalytics({
-    path: `${dir}/analytics.duckdb`,
-    source: store.replicaSource,
-    timeoutMs: 3_600_000,
-    quiet: true,
-  });
-  try {
-    await analytics.ready;
-    const wall = performance.now() - rebuildStarted;
-    const stats = analytics.lastCatchUp;
-    if (!stats) throw new Error("The replica rebuild copied nothing");
-    report.add(
-      "Replica",
-      "full rebuild in-process (openAnalytics on a deleted replica; lastCatchUp)",
-      `${int(stats.rows)} rows (seq ${int(stats.fromSeq)}→${int(stats.toSeq)}) in ${
-        ms(stats.ms)
-      } = ${int((stats.rows / stats.ms) * 1000)} rows/s (${ms(wall)} with opening)`,
-    );
-    await insightInProcessPhase(analytics, store, meta.orgId);
-  } finally {
-    await store.cpuMs().catch(() => null);
-    await analytics.close();
-  }
-  reportInsights(store);
-  detectionPhase();
+  await stopServer(server);
+  reportRss(rssNow ?? rssLast);
 
   if (keepDir) {
     await Deno.writeTextFile(`${dir}/${META_FILE}`, JSON.stringify(meta, null, 2));
@@ -1072,13 +1367,17 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
     keepDir ? ` --keep ${keepDir}` : ""
   }${reuseDir ? ` --reuse ${reuseDir}` : ""}${
     databaseServer === null ? "" : ` --database ${withoutPassword(databaseServer)}`
-  }`;
+  }${onlyPhases.map((phase) => ` --${phase}`).join("")}${
+    args.values["mixed-seconds"] === undefined ? "" : ` --mixed-seconds ${mixedSeconds}`
+  }${mixedConnections === 200 ? "" : ` --connections ${mixedConnections}`}`;
   const targets = report.targets();
   const summary = targets.map((f) =>
     `- ${f.target!.text} — **${verdict(f.target!)}**: ${f.area}, ${f.figure}: ${f.value}`
   );
   const text = [
-    `# Benchmark: ${int(calls)} tool calls on ${store.label}${quick ? " (quick)" : ""}`,
+    `# Benchmark: ${int(calls)} tool calls on ${store.label}${quick ? " (quick)" : ""}${
+      onlyPhases.length > 0 ? `: ${onlyPhases.join(" and ")} only` : ""
+    }`,
     "",
     `- Date: ${date}; commit ${commit}${
       dirty ? " with uncommitted changes under src/, sql/ or deno.json" : ""
@@ -1137,7 +1436,8 @@ globalThis.addEventListener("unhandledrejection", (event) => {
 
 try {
   const { text, calls, engine } = await run();
-  const out = new URL(`../.bench/bench-${calls}-${engine}.md`, import.meta.url);
+  const phases = onlyPhases.map((phase) => `-${phase}`).join("");
+  const out = new URL(`../.bench/bench-${calls}-${engine}${phases}.md`, import.meta.url);
   await Deno.mkdir(new URL(".", out), { recursive: true });
   await Deno.writeTextFile(out, text);
   // deno-lint-ignore no-console
