@@ -8,7 +8,6 @@
  * The analytics replica copies the points exactly and computes the same deltas.
  */
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
 import deltasSql from "../sql/metrics/interval_deltas.sql" with { type: "text" };
 import { readRecording, REAL_FIXTURES } from "../scripts/agents/_fixtures.ts";
 import { grpcUnary } from "../scripts/agents/_grpc_recorder.ts";
@@ -16,64 +15,13 @@ import type { RecordedRequest } from "../scripts/agents/_recorder.ts";
 import { receiveMetrics } from "../src/ingest/metrics/mod.ts";
 import { Replica } from "../src/analytics/replica.ts";
 import { namedSql, parseNamedSql } from "../src/store/named_sql.ts";
-import { connectPostgres } from "../src/store/postgres/client.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
+import { storedPoints, storedTotals as totalsOf } from "./_metric_points.ts";
 import { recordedMetrics } from "./_metrics_otlp.ts";
 import { join } from "node:path";
 
 const INTERVAL_DELTAS = namedSql(parseNamedSql(deltasSql), "interval_deltas");
-
-/** A stored point as the test reads it back (times as decimal text, exact). */
-interface StoredPoint {
-  id: string;
-  "org_id": string;
-  "actor_id": string;
-  agent: string;
-  "session_id": string;
-  measure: string;
-  type: string;
-  model: string;
-  tool: string;
-  decision: string;
-  language: string;
-  temporality: string;
-  "start_time_ns": string | null;
-  "time_ns": string;
-  ts: number;
-  value: number;
-  delta: number;
-}
-
-/** Every stored point with what it adds to its interval, read from the server's own store. */
-async function storedPoints(server: TestServer): Promise<StoredPoint[]> {
-  const select = `SELECT p.id, p.org_id, p.actor_id, p.agent, p.session_id, p.measure, p.type,
-      p.model, p.tool, p.decision, p.language, p.temporality,
-      CAST(p.start_time_ns AS TEXT) AS start_time_ns, CAST(p.time_ns AS TEXT) AS time_ns,
-      p.ts, p.value, d.delta
-    FROM metric_points AS p JOIN (${INTERVAL_DELTAS.replace(/;\s*$/, "")}) AS d ON d.id = p.id
-    ORDER BY p.id`;
-  if (server.database === null) {
-    const db = new DatabaseSync(dataPaths(server.dir).telemetry, { readOnly: true });
-    try {
-      return db.prepare(select).all() as unknown as StoredPoint[];
-    } finally {
-      db.close();
-    }
-  }
-  const sql = connectPostgres(server.database, { max: 1 });
-  try {
-    const rows = await sql.unsafe(select);
-    return rows.map((row) => ({
-      ...row,
-      ts: Number(row.ts),
-      value: Number(row.value),
-      delta: Number(row.delta),
-    })) as unknown as StoredPoint[];
-  } finally {
-    await sql.end();
-  }
-}
 
 /** Every point of a fresh replica of the server's store: id, exact time and delta. */
 async function replicaPoints(server: TestServer) {
@@ -96,22 +44,6 @@ async function replicaPoints(server: TestServer) {
     await replica.close();
     await Deno.remove(join(path, ".."), { recursive: true });
   }
-}
-
-/** `measure` and `measure/dimension=value` totals of the stored deltas, rounded to 1e-9. */
-function totalsOf(points: readonly StoredPoint[]): Record<string, number> {
-  const totals: Record<string, number> = {};
-  const add = (key: string, value: number) => totals[key] = (totals[key] ?? 0) + value;
-  for (const point of points) {
-    add(point.measure, point.delta);
-    for (const dimension of ["type", "model", "tool", "decision", "language"] as const) {
-      if (point[dimension] !== "") {
-        add(`${point.measure}/${dimension}=${point[dimension]}`, point.delta);
-      }
-    }
-  }
-  for (const key in totals) totals[key] = Math.round(totals[key]! * 1e9) / 1e9;
-  return totals;
 }
 
 /** Sends one recorded request as the agent sent it; the status in HTTP terms (gRPC OK is 200). */
