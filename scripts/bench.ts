@@ -427,6 +427,25 @@ async function measured(
 let currentApiKey = "";
 const apiKeyOf = () => currentApiKey;
 
+/**
+ * Waits until an insight answers 200: a replica being built (or rebuilt on a
+ * reused directory) answers a retryable 503, or 500 past the query limit.
+ */
+async function insightsAnswered(server: BenchServer, apiKey: string): Promise<void> {
+  const url = `${server.queryUrl}/v1/insights/activity?window=7d`;
+  const deadline = performance.now() + 3_600_000;
+  for (;;) {
+    const response = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+    const text = await response.text();
+    if (response.status === 200) return;
+    if ((response.status !== 503 && response.status !== 500) || performance.now() > deadline) {
+      throw new Error(`GET ${url}: ${response.status} ${text}`);
+    }
+    server.assertAlive();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 /** Triggers the first insight after ingest and waits until the replica holds every row. */
 async function fullCatchUp(server: BenchServer, store: BenchStore, seq: number): Promise<string> {
   const logBefore = (await Deno.readTextFile(server.logPath)).length;
@@ -436,11 +455,16 @@ async function fullCatchUp(server: BenchServer, store: BenchStore, seq: number):
   const firstText = await first.text();
   let timedOut = "";
   if (first.status !== 200) {
-    if (first.status !== 500) throw new Error(`GET ${url}: ${first.status} ${firstText}`);
-    // The catch-up outlived the query time limit; it goes on in the background.
-    timedOut = ` — the first insight request got 500 after ${
+    if (first.status !== 500 && first.status !== 503) {
+      throw new Error(`GET ${url}: ${first.status} ${firstText}`);
+    }
+    // 503: the replica is being built (retryable); 500: the catch-up outlived the query time
+    // limit. Either way it goes on in the background.
+    timedOut = ` — the first insight request got ${first.status} after ${
       ms(performance.now() - started)
-    } (query time limit) while the catch-up went on`;
+    } (${
+      first.status === 503 ? "replica being built" : "query time limit"
+    }) while the catch-up went on`;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       const metrics = await fetch(`${server.ingestUrl}/metrics`).then((r) => r.text());
@@ -1290,7 +1314,7 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       meta.figures = report.figures.filter((f) => f.area === "Ingest" || f.area === "Replica");
     } else {
       for (const f of carried) report.figures.push(f);
-      await timedGet(`${server.queryUrl}/v1/insights/activity?window=7d`, apiKey);
+      await insightsAnswered(server, apiKey);
     }
     if (onlyPhases.length === 0) {
       await rssPhase(server, "lists, details and insights over HTTP");
