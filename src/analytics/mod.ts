@@ -3,7 +3,7 @@
  * (`telemetry.db` or PostgreSQL) and the insights it answers (served by
  * `src/api/insights.ts`). The replica's initial build runs in the background,
  * so the server answers list endpoints meanwhile; insight requests get a
- * retryable `503` while it runs (after waiting up to half a second for it),
+ * retryable `503` while it runs (after waiting a quarter of a second for it),
  * and repeated requests are answered from a cache keyed by the replica's
  * position (`insight_cache.ts`).
  *
@@ -11,7 +11,7 @@
  */
 import { log } from "../log.ts";
 import { directoryWritable } from "../store/sqlite/database.ts";
-import type { InsightBody, InsightName } from "./insights.ts";
+import type { AnyInsightName, InsightBody, InsightFilters } from "./insights.ts";
 import { CachedInsights, type InsightReader, runInsight } from "./insight_runner.ts";
 import {
   type CatchUpStats,
@@ -21,7 +21,13 @@ import {
 } from "./replica.ts";
 import type { InsightWindow } from "./window.ts";
 
-export { INSIGHT_NAMES, type InsightBody, type InsightName } from "./insights.ts";
+export {
+  type AnyInsightName,
+  INSIGHT_NAMES,
+  type InsightBody,
+  type InsightFilters,
+  type InsightName,
+} from "./insights.ts";
 export { runSqliteInsight } from "./sqlite_insights.ts";
 export {
   type Granularity,
@@ -56,12 +62,22 @@ export interface Analytics {
    * what the benchmark measures beside `runSqliteInsight`. Fails with
    * `ReplicaBuildingError` while the replica is being built.
    */
-  insight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
+  insight(
+    name: AnyInsightName,
+    orgId: string,
+    window: InsightWindow,
+    filters?: InsightFilters,
+  ): Promise<InsightBody>;
   /**
    * The same body as {@link insight}, from the cache when the replica and the
    * window's rows are unchanged since an earlier request: what the endpoints serve.
    */
-  cachedInsight(name: InsightName, orgId: string, window: InsightWindow): Promise<InsightBody>;
+  cachedInsight(
+    name: AnyInsightName,
+    orgId: string,
+    window: InsightWindow,
+    filters?: InsightFilters,
+  ): Promise<InsightBody>;
   /** Figures of the last catch-up that copied rows (for logs and the benchmark). */
   readonly lastCatchUp: CatchUpStats | null;
   /**
@@ -110,10 +126,10 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
   return {
     catchUp,
     ready,
-    insight: (name, orgId, window) =>
-      runInsight(reader, name, orgId, window, Date.now() + options.timeoutMs),
-    cachedInsight: (name, orgId, window) =>
-      cached.answer(name, orgId, window, Date.now() + options.timeoutMs),
+    insight: (name, orgId, window, filters) =>
+      runInsight(reader, name, orgId, window, Date.now() + options.timeoutMs, filters),
+    cachedInsight: (name, orgId, window, filters) =>
+      cached.answer(name, orgId, window, Date.now() + options.timeoutMs, filters),
     get lastSeq() {
       return replica.lastSeq;
     },

@@ -61,7 +61,7 @@ const LOUD_CATCH_UP_SEQS = 500_000;
 const BUILDING_SEQS = 150_000;
 
 /** How long a read waits for a build before it answers {@link ReplicaBuildingError}. */
-export const BUILD_WAIT_MS = 500;
+export const BUILD_WAIT_MS = 250;
 
 const schema = parseNamedSql(schemaSql);
 
@@ -592,6 +592,7 @@ class Batch implements ReplicaBatch {
   }
 
   async append(table: ReplicaTable | "tombstones", rows: readonly SourceRow[]): Promise<void> {
+    await yieldNow();
     this.#checkOpen();
     if (rows.length === 0) return;
     this.#rows += rows.length;
@@ -837,6 +838,23 @@ function errorText(error: unknown): string {
 }
 
 function noop(): void {}
+
+/** When the event loop last ran other work during a catch-up (performance.now()). */
+let lastYield = 0;
+
+/**
+ * Lets timers and requests run when the catch-up has held the thread for
+ * YIELD_MS: reading a chunk and appending it are synchronous, and a group of
+ * chunks would otherwise hold the server for most of a second.
+ */
+async function yieldNow(): Promise<void> {
+  const now = performance.now();
+  if (now - lastYield < YIELD_MS) return;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  lastYield = performance.now();
+}
+
+const YIELD_MS = 20;
 
 /** Opens the source `spec` names. */
 function openReplicaSource(spec: ReplicaSourceSpec): Promise<ReplicaSource> {
