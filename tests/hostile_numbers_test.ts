@@ -230,7 +230,9 @@ function sqlitePlanter(dir: string): Planter {
     },
     unmigrate() {
       // Back to before the repair migration (4), and so before every later one.
-      db.exec("DROP TABLE IF EXISTS metric_points; PRAGMA user_version = 3");
+      db.exec(
+        "DROP TABLE IF EXISTS metric_points; DROP TABLE IF EXISTS session_actors; PRAGMA user_version = 3",
+      );
       return Promise.resolve();
     },
     close() {
@@ -273,6 +275,7 @@ function postgresPlanter(url: string): Planter {
     async unmigrate() {
       // Back to before the repair migration (3), and so before every later one.
       await sql.unsafe("DROP TABLE IF EXISTS metric_points");
+      await sql.unsafe("DROP TABLE IF EXISTS session_actors");
       await sql.unsafe("DELETE FROM schema_migrations WHERE version >= 3");
     },
     async close() {

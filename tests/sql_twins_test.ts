@@ -50,6 +50,7 @@ const ENGINE_ONLY: Readonly<
       "over arrays (the `seq` from a sequence)",
     sqlite: [
       "add_to_session",
+      "add_to_session_actor",
       "annotate_decision",
       "annotate_trace",
       "credential_flag",
@@ -75,6 +76,7 @@ const ENGINE_ONLY: Readonly<
       "annotate_decisions",
       "annotate_traces",
       "calls_after",
+      "change_session_actors",
       "change_sessions",
       "delete_tool_calls",
       "insert_domain_hits",

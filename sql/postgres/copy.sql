@@ -74,6 +74,24 @@ WHERE t.seq > ? AND t.seq <= ? AND t.tbl IN ('detections', 'tool_calls')
 -- name: delete_session
 DELETE FROM sessions WHERE org_id = ? AND session_id = ?;
 
+-- name: record_pending
+UPDATE migration_progress SET done = false WHERE tbl = ?;
+
+-- The per-actor session rollup (sql/postgres/0005_session_actors.sql) is not
+-- copied: it is rebuilt from the copied calls after a run that changed them.
+-- name: clear_all_session_actors
+DELETE FROM session_actors;
+
+-- name: rebuild_session_actors
+INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen, last_seen,
+  calls, errors, oks, model_key)
+SELECT org_id, session_id, actor_id, agent_system, min(ts), max(ts), count(*),
+  count(*) FILTER (WHERE outcome = 'error'), count(*) FILTER (WHERE outcome = 'ok'),
+  max(CASE WHEN model IS NOT NULL AND model <> ''
+    THEN lpad(ts::text, 15, '0') || '|' || id || '|' || model END COLLATE "C")
+FROM tool_calls
+GROUP BY org_id, session_id, actor_id, agent_system;
+
 -- New rows take seqs above every copied one; never lowers the sequence.
 -- name: raise_seq
 SELECT setval('telemetry_seq', greatest(?::bigint, (SELECT last_value FROM telemetry_seq)));

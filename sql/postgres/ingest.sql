@@ -139,6 +139,41 @@ LEFT JOIN LATERAL (
 ) AS m ON true
 WHERE s.org_id = r.org_id AND s.session_id = r.session_id;
 
+-- Each batch's calls in a session by one actor and agent
+-- (SessionActorChangeValues in src/store/ingest_batch.ts), one row per key.
+-- name: change_session_actors
+INSERT INTO session_actors AS s (org_id, session_id, actor_id, agent_system, first_seen,
+  last_seen, calls, errors, oks, model_key)
+SELECT * FROM unnest(
+  $1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+  $8::bigint[], $9::bigint[], $10::text[]
+)
+ON CONFLICT (org_id, session_id, actor_id, agent_system) DO UPDATE SET
+  first_seen = least(s.first_seen, excluded.first_seen),
+  last_seen = greatest(s.last_seen, excluded.last_seen),
+  calls = s.calls + excluded.calls,
+  errors = s.errors + excluded.errors,
+  oks = s.oks + excluded.oks,
+  model_key = greatest(s.model_key, excluded.model_key);
+
+-- Sessions' rows per actor and agent rebuilt from their calls (after a
+-- replaced call, or retention): cleared, then counted again.
+-- name: clear_session_actors
+DELETE FROM session_actors AS s
+USING unnest($1::text[], $2::text[]) AS r(org_id, session_id)
+WHERE s.org_id = r.org_id AND s.session_id = r.session_id;
+
+-- name: recount_session_actors
+INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen, last_seen,
+  calls, errors, oks, model_key)
+SELECT c.org_id, c.session_id, c.actor_id, c.agent_system, min(c.ts), max(c.ts), count(*),
+  count(*) FILTER (WHERE c.outcome = 'error'), count(*) FILTER (WHERE c.outcome = 'ok'),
+  max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
+    THEN lpad(c.ts::text, 15, '0') || '|' || c.id || '|' || c.model END COLLATE "C")
+FROM unnest($1::text[], $2::text[]) AS r(org_id, session_id)
+JOIN tool_calls AS c ON c.org_id = r.org_id AND c.session_id = r.session_id
+GROUP BY c.org_id, c.session_id, c.actor_id, c.agent_system;
+
 -- name: calls_after
 SELECT id, org_id, session_id FROM tool_calls WHERE id > $1 ORDER BY id LIMIT $2;
 

@@ -123,3 +123,33 @@ WHERE id = ?;
 -- name: insert_metric_point
 INSERT OR IGNORE INTO metric_points ({{metric_points.columns}})
 VALUES ({{metric_points.params}});
+
+-- A batch's calls in a session by one actor and agent (SessionActorChangeValues
+-- in src/store/ingest_batch.ts). SQLite's max() of a NULL is NULL: coalesce
+-- keeps the model key that is there.
+-- name: add_to_session_actor
+INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen, last_seen,
+  calls, errors, oks, model_key)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (org_id, session_id, actor_id, agent_system) DO UPDATE SET
+  first_seen = min(first_seen, excluded.first_seen),
+  last_seen = max(last_seen, excluded.last_seen),
+  calls = calls + excluded.calls,
+  errors = errors + excluded.errors,
+  oks = oks + excluded.oks,
+  model_key = coalesce(max(model_key, excluded.model_key), model_key, excluded.model_key);
+
+-- A session's rows per actor and agent rebuilt from its calls (after a
+-- replaced call, or retention): cleared, then counted again.
+-- name: clear_session_actors
+DELETE FROM session_actors WHERE org_id = ? AND session_id = ?;
+
+-- name: recount_session_actors
+INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen, last_seen,
+  calls, errors, oks, model_key)
+SELECT org_id, session_id, actor_id, agent_system, min(ts), max(ts), count(*),
+  sum(outcome = 'error'), sum(outcome = 'ok'),
+  max(CASE WHEN model IS NOT NULL AND model <> '' THEN printf('%015d|%s|%s', ts, id, model) END)
+FROM tool_calls
+WHERE org_id = ?1 AND session_id = ?2
+GROUP BY actor_id, agent_system;

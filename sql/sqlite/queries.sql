@@ -56,6 +56,47 @@ WHERE 1 = 1 /*page*/
 ORDER BY g.last_seen DESC, g.session_id DESC
 LIMIT ?;
 
+-- Sessions of an actor, a team or an agent, from the session_actors rollup
+-- (one row per session, actor and agent; sql/sqlite/telemetry_0007_session_actors.sql):
+-- the answer of filtered_sessions_page, reading about `limit` rows per walk.
+-- `/*walks*/` is one or more rollup_sessions_walk joined by UNION ALL (one per
+-- actor of a team); `/*rows*/` the filter on a rollup row (actor, team, agent).
+-- A session's last_seen is that of its latest row, so only the pages' walks
+-- are read: each takes a session only at that row (NOT EXISTS a later one),
+-- so it gives each session once and in the order of the page.
+-- name: rollup_sessions_page
+WITH walked AS (/*walks*/),
+page AS (
+  SELECT session_id, last_seen FROM walked
+  ORDER BY last_seen DESC, session_id DESC
+  LIMIT ?
+)
+SELECT p.session_id, s.actor_id, min(r.first_seen) AS first_seen, p.last_seen,
+  sum(r.calls) AS tool_call_count, sum(r.errors) AS error_count, sum(r.oks) AS success_count,
+  s.agent_system, s.agent_version, max(r.model_key) AS model_key, s.cost_usd
+FROM page AS p
+CROSS JOIN session_actors AS r ON r.org_id = ? AND r.session_id = p.session_id /*rows*/
+CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
+GROUP BY p.session_id
+ORDER BY p.last_seen DESC, p.session_id DESC;
+
+-- One walk of rollup_sessions_page down an index of session_actors (actor or
+-- agent, newest first): `/*walk*/` names the index's value, `/*page*/` starts
+-- after the cursor, `/*rows*/` is the filter on x.
+-- name: rollup_sessions_walk
+SELECT * FROM (
+  SELECT r.session_id, r.last_seen
+  FROM session_actors AS r
+  WHERE r.org_id = ? /*walk*/ /*page*/
+    AND NOT EXISTS (
+      SELECT 1 FROM session_actors AS x
+      WHERE x.org_id = r.org_id AND x.session_id = r.session_id /*rows*/
+        AND (x.last_seen, x.actor_id, x.agent_system) > (r.last_seen, r.actor_id, r.agent_system)
+    )
+  ORDER BY r.last_seen DESC, r.session_id DESC
+  LIMIT ?
+) AS w
+
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd

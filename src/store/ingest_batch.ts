@@ -46,6 +46,33 @@ export type SessionChangeValues = [
   sessionId: string,
 ];
 
+/**
+ * One batch's calls in a session by one actor and agent, added to its
+ * `session_actors` row (created when new): counts, first and last seen, and
+ * the key of the latest call that reports a model, as the session list's SQL
+ * spells it (see {@link modelKey}; null for none).
+ */
+export type SessionActorChangeValues = [
+  orgId: string,
+  sessionId: string,
+  actorId: string,
+  agentSystem: string,
+  firstSeen: number,
+  lastSeen: number,
+  calls: number,
+  errors: number,
+  oks: number,
+  modelKey: string | null,
+];
+
+/**
+ * `printf('%015d|%s|%s', ts, id, model)`: ordered by time then id (times are
+ * at most 15 digits, ids ASCII), so the greatest key is the latest call's.
+ */
+export function modelKey(timeMs: number, id: string, model: string): string {
+  return `${String(timeMs).padStart(15, "0")}|${id}|${model}`;
+}
+
 /** What the ingest logic reads of a stored call. */
 export interface StoredToolCall {
   outcome: string;
@@ -98,6 +125,10 @@ export interface IngestStore {
   changeSession(values: SessionChangeValues): void;
   /** Recomputes a session's counts, first/last seen and model from its stored calls. */
   recountSession(seq: number, orgId: string, sessionId: string): void;
+  /** Adds a batch's calls to a session's row for one actor and agent. */
+  changeSessionActor(values: SessionActorChangeValues): void;
+  /** Rebuilds a session's rows per actor and agent from its stored calls; rows left without calls go. */
+  recountSessionActors(orgId: string, sessionId: string): void;
 }
 
 /**
@@ -157,12 +188,26 @@ interface SessionDelta {
   recount: boolean;
 }
 
+/** A batch's pending changes to a session's calls by its sender under one agent. */
+interface SessionActorDelta {
+  sessionId: string;
+  agentSystem: string;
+  calls: number;
+  errors: number;
+  oks: number;
+  firstSeen: number;
+  lastSeen: number;
+  modelKey: string | null;
+}
+
 /** The events of one export request, applied in order. */
 class EventBatch {
   readonly #store: IngestStore;
   readonly #sender: Sender;
   readonly #redact: boolean;
   readonly #sessions = new Map<string, SessionDelta>();
+  /** By session and agent: every call of a batch comes from its one sender. */
+  readonly #sessionActors = new Map<string, SessionActorDelta>();
 
   constructor(store: IngestStore, sender: Sender, redact: boolean) {
     this.#store = store;
@@ -220,7 +265,7 @@ class EventBatch {
       return false;
     }
     this.#insertToolCall(id, row);
-    this.#addCallToSession(row);
+    this.#addCallToSession(id, row);
     return true;
   }
 
@@ -259,7 +304,7 @@ class EventBatch {
       return false;
     }
     this.#insertToolCall(id, row);
-    this.#addCallToSession(row);
+    this.#addCallToSession(id, row);
     return true;
   }
 
@@ -307,7 +352,24 @@ class EventBatch {
   /** Applies each touched session's delta once; recounts where a call was replaced. */
   flushSessions(): void {
     const store = this.#store;
-    const orgId = this.#sender.orgId;
+    const { orgId, actorId } = this.#sender;
+    for (const delta of this.#sessionActors.values()) {
+      // A recounted session's rows are rebuilt from its calls below.
+      if (this.#sessions.get(delta.sessionId)!.recount) continue;
+      store.changeSessionActor([
+        orgId,
+        delta.sessionId,
+        actorId,
+        delta.agentSystem,
+        delta.firstSeen,
+        delta.lastSeen,
+        delta.calls,
+        delta.errors,
+        delta.oks,
+        delta.modelKey,
+      ]);
+    }
+    this.#sessionActors.clear();
     for (const delta of this.#sessions.values()) {
       if (delta.calls > 0 || delta.cost !== 0) {
         const seen = delta.calls > 0;
@@ -326,7 +388,10 @@ class EventBatch {
           delta.sessionId,
         ]);
       }
-      if (delta.recount) store.recountSession(store.nextSeq(), orgId, delta.sessionId);
+      if (delta.recount) {
+        store.recountSession(store.nextSeq(), orgId, delta.sessionId);
+        store.recountSessionActors(orgId, delta.sessionId);
+      }
     }
     this.#sessions.clear();
   }
@@ -364,7 +429,7 @@ class EventBatch {
     return delta;
   }
 
-  #addCallToSession(row: PendingCall): void {
+  #addCallToSession(id: string, row: PendingCall): void {
     const delta = this.#sessionDelta(row);
     delta.calls++;
     if (row.outcome === "error") delta.errors++;
@@ -375,6 +440,34 @@ class EventBatch {
     if (row.model && row.timeMs >= delta.modelTs) {
       delta.model = row.model;
       delta.modelTs = row.timeMs;
+    }
+    this.#addCallToSessionActor(id, row);
+  }
+
+  #addCallToSessionActor(id: string, row: PendingCall): void {
+    const key = `${row.sessionId}\u0000${row.agentSystem}`;
+    let delta = this.#sessionActors.get(key);
+    if (!delta) {
+      delta = {
+        sessionId: row.sessionId,
+        agentSystem: row.agentSystem,
+        calls: 0,
+        errors: 0,
+        oks: 0,
+        firstSeen: row.timeMs,
+        lastSeen: row.timeMs,
+        modelKey: null,
+      };
+      this.#sessionActors.set(key, delta);
+    }
+    delta.calls++;
+    if (row.outcome === "error") delta.errors++;
+    if (row.outcome === "ok") delta.oks++;
+    delta.firstSeen = Math.min(delta.firstSeen, row.timeMs);
+    delta.lastSeen = Math.max(delta.lastSeen, row.timeMs);
+    if (row.model) {
+      const key = modelKey(row.timeMs, id, row.model);
+      if (delta.modelKey === null || key > delta.modelKey) delta.modelKey = key;
     }
   }
 

@@ -157,7 +157,94 @@ function sessionsPage(
       params: [orgId, filters.after, ...page.params, limit + 1, filters.after],
     };
   }
+  const rollup = rollupFilter(filters);
+  if (rollup !== null) return rollupSessionsPage(querySql, orgId, rollup, after, limit);
   return filteredSessionsPage(querySql, orgId, filters, after, limit);
+}
+
+/** Most team members whose sessions the rollup walks one by one (one walk each). */
+export const MAX_ROLLUP_TEAM = 64;
+
+/** Filters the session_actors rollup answers exactly: its actors (none: any) and agent. */
+interface RollupFilter {
+  actors: string[] | null;
+  agent: string | undefined;
+}
+
+/**
+ * The rollup's view of a filter set, or null when it cannot answer it: a time
+ * filter (the rollup holds whole sessions), a domain, actor and team together,
+ * a team too large to walk member by member, or no actor, team or agent.
+ */
+export function rollupFilter(filters: SessionFilters): RollupFilter | null {
+  const { actor, team, agent, ...others } = filters;
+  if (Object.values(others).some((value) => value !== undefined)) return null;
+  if (actor !== undefined && team !== undefined) return null;
+  if (team !== undefined && (team.length === 0 || team.length > MAX_ROLLUP_TEAM)) return null;
+  const actors = actor !== undefined ? [actor] : team ?? null;
+  if (actors === null && agent === undefined) return null;
+  return { actors, agent };
+}
+
+/** A rollup filter as predicates on the session_actors row `alias`. */
+function rollupRowPredicates(
+  alias: string,
+  filter: RollupFilter,
+): { sql: string; params: Param[] } {
+  const parts: string[] = [];
+  const params: Param[] = [];
+  if (filter.actors !== null) {
+    parts.push(`AND ${alias}.actor_id IN (${filter.actors.map(() => "?").join(", ")})`);
+    params.push(...filter.actors);
+  }
+  if (filter.agent !== undefined) {
+    parts.push(`AND ${alias}.agent_system = ?`);
+    params.push(filter.agent);
+  }
+  return { sql: parts.join(" "), params };
+}
+
+/**
+ * Sessions of actors, a team or an agent from the session_actors rollup: one
+ * bounded walk per actor (or one down the agent's index), merged; the same
+ * rows as {@link filteredSessionsPage} for the same filters.
+ */
+function rollupSessionsPage(
+  querySql: QuerySql,
+  orgId: string,
+  filter: RollupFilter,
+  after: PageKey | null,
+  limit: number,
+): ReadStatement {
+  const walkSql = querySql("rollup_sessions_walk");
+  const inWalk = rollupRowPredicates("x", filter);
+  const page = after
+    ? { sql: "AND (r.last_seen, r.session_id) < (?, ?)", params: [...after] }
+    : { sql: "", params: [] };
+  const walks: string[] = [];
+  const params: Param[] = [];
+  const walk = (sql: string, ...values: Param[]) => {
+    walks.push(
+      splice(
+        splice(splice(walkSql, "/*walk*/", sql), "/*page*/", page.sql),
+        "/*rows*/",
+        inWalk.sql,
+      ),
+    );
+    params.push(orgId, ...values, ...page.params, ...inWalk.params, limit + 1);
+  };
+  const agent = filter.agent === undefined ? "" : " AND r.agent_system = ?";
+  const agentParams = filter.agent === undefined ? [] : [filter.agent];
+  if (filter.actors === null) walk("AND r.agent_system = ?", ...agentParams);
+  else for (const actor of filter.actors) walk(`AND r.actor_id = ?${agent}`, actor, ...agentParams);
+  const rows = rollupRowPredicates("r", filter);
+  params.push(limit + 1, orgId, ...rows.params, orgId);
+  const sql = splice(
+    splice(querySql("rollup_sessions_page"), "/*walks*/", walks.join("\nUNION ALL\n")),
+    "/*rows*/",
+    rows.sql,
+  );
+  return { sql, params };
 }
 
 /** The keyset predicate on the sessions table's (last_seen, session_id), after a page's last row. */

@@ -10,6 +10,7 @@
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import type {
   IngestStore,
+  SessionActorChangeValues,
   SessionChangeValues,
   StoredDecision,
   StoredToolCall,
@@ -136,6 +137,8 @@ export class IngestPlan implements IngestStore {
   readonly #providerUpdates = new Map<string, PgParam[]>();
   readonly #sessionChanges: SessionChangeValues[] = [];
   readonly #recounts: PgParam[][] = [];
+  readonly #sessionActorChanges: SessionActorChangeValues[] = [];
+  readonly #sessionActorRecounts: PgParam[][] = [];
 
   constructor(sender: Sender, stored: StoredRows, seqs: readonly number[]) {
     this.#seqs = seqs;
@@ -289,6 +292,14 @@ export class IngestPlan implements IngestStore {
     this.#recounts.push([seq, orgId, sessionId]);
   }
 
+  changeSessionActor(values: SessionActorChangeValues): void {
+    this.#sessionActorChanges.push(values);
+  }
+
+  recountSessionActors(orgId: string, sessionId: string): void {
+    this.#sessionActorRecounts.push([orgId, sessionId]);
+  }
+
   /**
    * The batch's writes, in an order that keeps every statement valid: session
    * rows first, deletions before the inserts that replace them, recounts last.
@@ -315,6 +326,9 @@ export class IngestPlan implements IngestStore {
       ["set_session_providers", [...this.#providerUpdates.values()]],
       ["change_sessions", this.#sessionChanges],
       ["recount_sessions", this.#recounts],
+      ["change_session_actors", this.#sessionActorChanges],
+      ["clear_session_actors", this.#sessionActorRecounts],
+      ["recount_session_actors", this.#sessionActorRecounts],
     ];
     return writes.filter(([, rows]) => rows.length > 0).map(([statement, rows]) => ({
       statement,

@@ -84,6 +84,8 @@ export const COPIED_TABLES: readonly string[] = TABLES.map((t) => t.name);
 
 /** Progress row of the deletions pass. */
 const TOMBSTONES = "tombstones";
+/** Progress row of the session rollup: not done from a run's start until it is rebuilt. */
+const SESSION_ACTORS = "session_actors";
 
 /** Statements run once per batch are parsed once per connection. */
 const PREPARED = { prepare: true } as const;
@@ -100,6 +102,9 @@ const COPY_BATCH = namedSql(target, "copy_batch");
 const COPY_AGAIN = namedSql(target, "copy_again");
 const RECORD_DONE = pg("record_done");
 const RECORD_SYNCED = pg("record_synced");
+const RECORD_PENDING = pg("record_pending");
+const CLEAR_ALL_SESSION_ACTORS = pg("clear_all_session_actors");
+const REBUILD_SESSION_ACTORS = pg("rebuild_session_actors");
 /** Deletions of calls (returning their sessions), then of flags and hits. */
 const APPLY_CALL_TOMBSTONES = [pg("apply_tool_call_tombstones"), pg("apply_model_call_tombstones")];
 const APPLY_DETECTION_TOMBSTONES = [
@@ -333,6 +338,7 @@ class Copier {
         await tx.unsafe(START_TABLE, [spec.name, spec.onConflict === "newer" ? this.#seq : null]);
       }
       await tx.unsafe(START_TABLE, [TOMBSTONES, this.#seq]);
+      await tx.unsafe(START_TABLE, [SESSION_ACTORS, null]);
     });
     const rows = await this.#sql.unsafe<
       { tbl: string; last_key: string | null; done: boolean; synced_seq: number | null }[]
@@ -342,10 +348,20 @@ class Copier {
     );
     await this.#carryMemberRemovals();
     await this.#carryCursorSecret();
+    // A run stopped before the rollup's rebuild leaves it pending for the next one.
+    const rollupPending = !progress.get(SESSION_ACTORS)!.done;
+    await this.#sql.unsafe(RECORD_PENDING, [SESSION_ACTORS]);
     for (const spec of TABLES) {
       if (!await this.#copyTable(spec, progress.get(spec.name)!)) return false;
     }
     await this.#copyDeletions(progress.get(TOMBSTONES)!.syncedSeq ?? this.#seq);
+    if (rollupPending || this.tables.tool_calls! > 0 || this.deleted > 0) {
+      await this.#sql.begin(async (tx) => {
+        await tx.unsafe(CLEAR_ALL_SESSION_ACTORS);
+        await tx.unsafe(REBUILD_SESSION_ACTORS);
+      });
+    }
+    await this.#sql.unsafe(RECORD_DONE, [SESSION_ACTORS]);
     if (this.#seq > 0) await this.#sql.unsafe(RAISE_SEQ, [this.#seq]);
     return true;
   }

@@ -13,6 +13,7 @@ import installationSecret from "../../../sql/postgres/keys_installation_secret.s
 import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "text" };
 import rangeRepair from "../../../sql/postgres/0003_range_repair.sql" with { type: "text" };
 import metricPoints from "../../../sql/postgres/0004_metric_points.sql" with { type: "text" };
+import sessionActors from "../../../sql/postgres/0005_session_actors.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import type { Migration } from "../sqlite/database.ts";
@@ -24,6 +25,7 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 2, name: "installation secret", sql: installationSecret },
   { version: 3, name: "range repair", sql: rangeRepair },
   { version: 4, name: "metric points", sql: metricPoints },
+  { version: 5, name: "session actors", sql: sessionActors },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */

@@ -104,6 +104,8 @@ export class PgRetention {
         run(tx, "recount_sessions", columns(recounts)),
         run(tx, "recount_session_costs", columns(costs)),
         run(tx, "drop_empty_sessions", [[...touched].map(() => org), [...touched]]),
+        run(tx, "clear_session_actors", [[...touched].map(() => org), [...touched]]),
+        run(tx, "recount_session_actors", [[...touched].map(() => org), [...touched]]),
       ]);
     }
     return {

@@ -103,6 +103,8 @@ export class Retention {
       for (const [org, session] of touched.values()) {
         this.#run("recount_session", "run", ++seq, org, session);
         this.#run("recount_session_cost", "run", ++seq, org, session);
+        this.#run("clear_session_actors", "run", org, session);
+        this.#run("recount_session_actors", "run", org, session);
         this.#run("drop_empty_session", "run", org, session);
       }
       this.#run("write_seq", "run", seq);

@@ -167,6 +167,11 @@ export class TelemetryWriter {
       changeSession: (values) => run("add_to_session", "run", ...values),
       recountSession: (seq, orgId, sessionId) =>
         run("recount_session", "run", seq, orgId, sessionId),
+      changeSessionActor: (values) => run("add_to_session_actor", "run", ...values),
+      recountSessionActors: (orgId, sessionId) => {
+        run("clear_session_actors", "run", orgId, sessionId);
+        run("recount_session_actors", "run", orgId, sessionId);
+      },
     };
   }
 
