@@ -24,6 +24,9 @@ import { resolveServeConfig } from "../src/config.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import { openStores, type Stores } from "../src/store/open_stores.ts";
 import { testDatabase } from "./_harness.ts";
+import { lineChanges } from "../src/analytics/file_changes.ts";
+import { intervalDeltas } from "../src/ingest/metrics/deltas.ts";
+import { connectPostgres } from "../src/store/postgres/client.ts";
 
 const DAY = 86_400_000;
 
@@ -763,5 +766,303 @@ export async function startInsightsEnv(
     },
     close,
     [Symbol.asyncDispose]: close,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Productivity (issue #18): a reference over the store's raw rows
+// ---------------------------------------------------------------------------
+
+/** The rows productivity reads, as a plain SELECT returns them (times as decimal text). */
+export interface ProductivityRows {
+  points: {
+    org_id: string;
+    actor_id: string;
+    agent_system: string;
+    session_id: string;
+    measure: string;
+    type: string;
+    tool: string;
+    decision: string;
+    language: string;
+    temporality: string;
+    monotonic: number;
+    series_id: string;
+    start_time_ns: string | null;
+    time_ns: string;
+    ts: number;
+    value: number;
+  }[];
+  toolCalls: {
+    org_id: string;
+    actor_id: string;
+    agent_system: string;
+    session_id: string;
+    ts: number;
+    tool_name: string;
+    category: string;
+    arguments: string | null;
+  }[];
+  modelCalls: {
+    org_id: string;
+    actor_id: string;
+    agent_system: string;
+    session_id: string;
+    ts: number;
+    cost_usd: number | null;
+  }[];
+}
+
+const PRODUCTIVITY_SELECTS = {
+  points: `SELECT org_id, actor_id, agent_system, session_id, measure, type, tool, decision,
+      language, temporality, monotonic, series_id, CAST(start_time_ns AS TEXT) AS start_time_ns,
+      CAST(time_ns AS TEXT) AS time_ns, ts, value FROM metric_points`,
+  toolCalls: `SELECT org_id, actor_id, agent_system, session_id, ts, tool_name, category,
+      arguments FROM tool_calls`,
+  modelCalls: "SELECT org_id, actor_id, agent_system, session_id, ts, cost_usd FROM model_calls",
+};
+
+/** Every row productivity reads, from a test server's store (either engine). */
+export async function readProductivityRows(
+  server: { dir: string; database: string | null },
+): Promise<ProductivityRows> {
+  const out: Record<string, unknown[]> = {};
+  if (server.database === null) {
+    const db = new DatabaseSync(dataPaths(server.dir).telemetry, { readOnly: true });
+    try {
+      for (const [key, sql] of Object.entries(PRODUCTIVITY_SELECTS)) {
+        out[key] = db.prepare(sql).all();
+      }
+    } finally {
+      db.close();
+    }
+  } else {
+    const sql = connectPostgres(server.database, { max: 1 });
+    try {
+      for (const [key, text] of Object.entries(PRODUCTIVITY_SELECTS)) {
+        out[key] = (await sql.unsafe(text)).map((row) => {
+          const plain: Record<string, unknown> = { ...row };
+          for (const column of ["ts", "value", "monotonic", "cost_usd"]) {
+            if (plain[column] !== undefined && plain[column] !== null) {
+              plain[column] = Number(plain[column]);
+            }
+          }
+          return plain;
+        });
+      }
+    } finally {
+      await sql.end();
+    }
+  }
+  return out as unknown as ProductivityRows;
+}
+
+/** What one metric point, tool call or model call adds to productivity's figures. */
+interface ProductivityFact {
+  ts: number;
+  actorId: string;
+  agent: string;
+  sessionId: string;
+  tool: string | null;
+  language: string | null;
+  activeUser: number | null;
+  activeCli: number | null;
+  linesAdded: number | null;
+  linesRemoved: number | null;
+  metricLines: boolean;
+  derivedLines: boolean;
+  commits: number | null;
+  pullRequests: number | null;
+  accepted: number | null;
+  rejected: number | null;
+  cost: number | null;
+}
+
+/**
+ * `/v1/insights/productivity` computed from raw rows, as README's section
+ * defines it. `names` gives each breakdown row's `actor_name`.
+ */
+export function referenceProductivity(
+  raw: ProductivityRows,
+  orgId: string,
+  window: ReferenceWindow,
+  filters: { actor?: string; team?: readonly string[] } = {},
+  names: ReadonlyMap<string, string> = new Map(),
+): Record<string, unknown> {
+  const chosen = (row: { org_id: string; actor_id: string }) =>
+    row.org_id === orgId && (filters.actor === undefined || row.actor_id === filters.actor) &&
+    (filters.team === undefined || filters.team.includes(row.actor_id));
+  const inWindow = (ts: number) => ts >= window.start && ts < window.end;
+  const sessionsWith = (measure: string) =>
+    new Set(
+      raw.points.filter((p) => p.org_id === orgId && p.measure === measure && p.session_id !== "")
+        .map((p) => p.session_id),
+    );
+  const lineSessions = sessionsWith("lines");
+  const costSessions = sessionsWith("cost_usd");
+
+  const points = raw.points.filter((p) => chosen(p) && p.ts < window.end);
+  const deltas = intervalDeltas(points.map((p) => ({
+    seriesId: `${p.actor_id}\u0000${p.series_id}`,
+    temporality: p.temporality as "delta" | "cumulative",
+    monotonic: Number(p.monotonic) === 1,
+    startTimeNs: p.start_time_ns === null ? null : BigInt(p.start_time_ns),
+    timeNs: BigInt(p.time_ns),
+    value: p.value,
+  })));
+  const facts: ProductivityFact[] = [];
+  const blank = { tool: null, language: null, activeUser: null, activeCli: null };
+  const none = {
+    linesAdded: null,
+    linesRemoved: null,
+    metricLines: false,
+    derivedLines: false,
+    commits: null,
+    pullRequests: null,
+    accepted: null,
+    rejected: null,
+    cost: null,
+  };
+  points.forEach((p, i) => {
+    if (!inWindow(p.ts)) return;
+    const amount = deltas[i]!;
+    const when = (measure: string, test = true) => p.measure === measure && test ? amount : null;
+    const decision = p.measure === "edit_decisions";
+    facts.push({
+      ts: p.ts,
+      actorId: p.actor_id,
+      agent: p.agent_system,
+      sessionId: p.session_id,
+      tool: decision ? p.tool : null,
+      language: decision ? p.language : null,
+      activeUser: when("active_time_s", p.type === "user"),
+      activeCli: when("active_time_s", p.type === "cli"),
+      linesAdded: when("lines", p.type === "added"),
+      linesRemoved: when("lines", p.type === "removed"),
+      metricLines: p.measure === "lines",
+      derivedLines: false,
+      commits: when("commits"),
+      pullRequests: when("pull_requests"),
+      accepted: when("edit_decisions", p.decision === "accept"),
+      rejected: when("edit_decisions", p.decision === "reject"),
+      cost: when("cost_usd"),
+    });
+  });
+  for (const call of raw.toolCalls) {
+    if (!chosen(call) || !inWindow(call.ts)) continue;
+    const changes = call.category === "file_write" && !lineSessions.has(call.session_id)
+      ? lineChanges(call.tool_name, call.arguments)
+      : null;
+    facts.push({
+      ts: call.ts,
+      actorId: call.actor_id,
+      agent: call.agent_system,
+      sessionId: call.session_id,
+      ...blank,
+      ...none,
+      linesAdded: changes?.added ?? null,
+      linesRemoved: changes?.removed ?? null,
+      derivedLines: changes !== null,
+    });
+  }
+  for (const call of raw.modelCalls) {
+    if (!chosen(call) || !inWindow(call.ts)) continue;
+    facts.push({
+      ts: call.ts,
+      actorId: call.actor_id,
+      agent: call.agent_system,
+      sessionId: call.session_id,
+      ...blank,
+      ...none,
+      cost: costSessions.has(call.session_id) ? null : call.cost_usd,
+    });
+  }
+
+  const total = (list: ProductivityFact[], pick: (fact: ProductivityFact) => number | null) => {
+    const values = list.map(pick).filter((value): value is number => value !== null);
+    return values.length === 0 ? null : sum(values, (value) => value);
+  };
+  const counts = (list: ProductivityFact[]) => {
+    const cost = total(list, (f) => f.cost);
+    return {
+      "sessions": new Set(list.map((f) => f.sessionId).filter((id) => id !== "")).size,
+      "active_time_user_s": roundStat(total(list, (f) => f.activeUser) ?? 0),
+      "active_time_cli_s": roundStat(total(list, (f) => f.activeCli) ?? 0),
+      "lines_added": roundStat(total(list, (f) => f.linesAdded) ?? 0),
+      "lines_removed": roundStat(total(list, (f) => f.linesRemoved) ?? 0),
+      "commits": roundStat(total(list, (f) => f.commits) ?? 0),
+      "pull_requests": roundStat(total(list, (f) => f.pullRequests) ?? 0),
+      "edits_accepted": roundStat(total(list, (f) => f.accepted) ?? 0),
+      "edits_rejected": roundStat(total(list, (f) => f.rejected) ?? 0),
+      "cost_usd": cost === null ? null : roundUsd(cost),
+    };
+  };
+  const withRatios = (list: ProductivityFact[]) => {
+    const cost = total(list, (f) => f.cost);
+    const accepted = total(list, (f) => f.accepted) ?? 0;
+    const decided = accepted + (total(list, (f) => f.rejected) ?? 0);
+    const lines = (total(list, (f) => f.linesAdded) ?? 0) +
+      (total(list, (f) => f.linesRemoved) ?? 0);
+    const commits = total(list, (f) => f.commits) ?? 0;
+    const metric = list.some((f) => f.metricLines);
+    const derived = list.some((f) => f.derivedLines);
+    return {
+      ...counts(list),
+      "lines_source": metric && derived
+        ? "mixed"
+        : metric
+        ? "metrics"
+        : derived
+        ? "tool_calls"
+        : null,
+      "acceptance_rate": decided === 0 ? null : roundStat(accepted / decided),
+      "cost_per_1k_lines": cost === null || lines === 0 ? null : roundUsd(cost * 1000 / lines),
+      "cost_per_commit": cost === null || commits === 0 ? null : roundUsd(cost / commits),
+    };
+  };
+  const series = [...groupBy(facts, (f) => String(referenceBucket(f.ts, window.granularity)))]
+    .map(([bucket, list]) => ({ bucket: Number(bucket), list }))
+    .sort((a, b) => a.bucket - b.bucket)
+    .map(({ bucket, list }) => ({ bucket: iso(bucket), ...counts(list) }));
+  const breakdown = [...groupBy(facts, (f) => JSON.stringify([f.actorId, f.agent]))]
+    .map(([key, list]) => {
+      const [actorId, agent] = JSON.parse(key) as [string, string];
+      const decisions = [
+        ...groupBy(
+          list.filter((f) => f.accepted !== null || f.rejected !== null),
+          (f) => JSON.stringify([f.tool, f.language]),
+        ),
+      ].map(([toolKey, rows]) => {
+        const [tool, language] = JSON.parse(toolKey) as [string, string];
+        return {
+          tool,
+          language,
+          accepted: roundStat(total(rows, (f) => f.accepted) ?? 0),
+          rejected: roundStat(total(rows, (f) => f.rejected) ?? 0),
+        };
+      }).sort((a, b) => byCodePoint(a.tool, b.tool) || byCodePoint(a.language, b.language));
+      return {
+        "actor_id": actorId,
+        "actor_name": names.get(actorId) ?? "",
+        agent,
+        ...withRatios(list),
+        decisions,
+      };
+    })
+    .sort((a, b) =>
+      b.sessions - a.sessions || byCodePoint(a.actor_id, b.actor_id) ||
+      byCodePoint(a.agent, b.agent)
+    )
+    .slice(0, 500);
+  return {
+    window: {
+      window: window.window,
+      granularity: window.granularity,
+      start: iso(window.start),
+      end: iso(window.end),
+    },
+    summary: withRatios(facts),
+    series,
+    breakdown,
   };
 }

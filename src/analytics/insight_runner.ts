@@ -11,10 +11,11 @@ import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { InsightCache, type WindowEdges } from "./insight_cache.ts";
 import {
+  type AnyInsightName,
   DUCKDB_INSIGHT_SQL,
   type InsightBody,
   insightBody,
-  type InsightName,
+  type InsightFilters,
   INSIGHTS,
   type InsightStatement,
   insightStatements,
@@ -54,13 +55,14 @@ function tablesRead(sql: Readonly<Record<string, string>>): string[] {
 /** Runs one insight on the replica, uncached (the benchmark measures this one). */
 export async function runInsight(
   reader: InsightReader,
-  name: InsightName,
+  name: AnyInsightName,
   orgId: string,
   window: InsightWindow,
   deadline: number,
+  filters: InsightFilters = {},
 ): Promise<InsightBody> {
   await reader.caughtUp(deadline);
-  return (await readInsight(reader, name, orgId, window, deadline, [])).body;
+  return (await readInsight(reader, name, orgId, window, deadline, [], filters)).body;
 }
 
 /**
@@ -79,13 +81,16 @@ export class CachedInsights {
   }
 
   async answer(
-    name: InsightName,
+    name: AnyInsightName,
     orgId: string,
     window: InsightWindow,
     deadline: number,
+    filters: InsightFilters = {},
   ): Promise<InsightBody> {
     await this.#reader.caughtUp(deadline);
-    const key = InsightCache.key(name, orgId, window);
+    const key = `${InsightCache.key(name, orgId, window)}\u0000${filters.actor ?? ""}\u0000${
+      (filters.team ?? []).join(",")
+    }`;
     const version = this.#reader.version;
     const cached = this.#cache.get(key, version, window);
     if (cached !== null) return cached;
@@ -96,7 +101,7 @@ export class CachedInsights {
       if (shared !== null) return shared;
     }
     const tables = tablesRead(DUCKDB_INSIGHT_SQL[name]);
-    const work = readInsight(this.#reader, name, orgId, window, deadline, tables);
+    const work = readInsight(this.#reader, name, orgId, window, deadline, tables, filters);
     this.#pending.set(key, work);
     try {
       const { body, edges } = await work;
@@ -117,14 +122,21 @@ export class CachedInsights {
  */
 async function readInsight(
   reader: InsightReader,
-  name: InsightName,
+  name: AnyInsightName,
   orgId: string,
   window: InsightWindow,
   deadline: number,
   edgeTables: readonly string[],
+  filters: InsightFilters,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
   const definition = INSIGHTS[name];
-  const statements = insightStatements(definition, DUCKDB_INSIGHT_SQL[name], orgId, window);
+  const statements = insightStatements(
+    definition,
+    DUCKDB_INSIGHT_SQL[name],
+    orgId,
+    window,
+    filters,
+  );
   const edgeParams = { org: orgId, start: BigInt(window.start), end: BigInt(window.end) };
   const results = await reader.read([
     ...statements.map(({ sql, params }) => ({ sql, params: duckdbParams(params) })),

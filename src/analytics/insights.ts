@@ -13,15 +13,23 @@ import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
 import costSql from "../../sql/insights/cost.sql" with { type: "text" };
 import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/outliers.sql" with { type: "text" };
+import productivitySql from "../../sql/insights/productivity.sql" with { type: "text" };
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import type { ReplicaRow } from "./read_pool.ts";
 import { bucketParams, type InsightWindow, windowObject } from "./window.ts";
 
-/** The insights, by their path segment. */
+/** The spec's six insights, by their path segment. */
 export type InsightName = "activity" | "top-tools" | "outliers" | "cost" | "risk" | "domains";
 
-/** Every insight name, in the spec's order. */
+/** Every insight served: the spec's and our extension (`productivity`, issue #18). */
+export type AnyInsightName = InsightName | "productivity";
+
+/**
+ * The spec's insight names, in the spec's order. Extensions are served
+ * beside them but left out: the SQLite and PostgreSQL baselines and the
+ * tests and benchmark that walk this list run the spec's six.
+ */
 export const INSIGHT_NAMES: readonly InsightName[] = [
   "activity",
   "top-tools",
@@ -37,17 +45,49 @@ export const INSIGHT_NAMES: readonly InsightName[] = [
  * value written as RFC 3339, `bool` accepts SQLite's 0/1.
  */
 /** `usd` is rounded to 1e-9 and `number`/`number?` to 1e-6 (see `src/round.ts`). */
-type FieldKind = "int" | "number" | "number?" | "usd" | "string" | "time" | "bool";
+/** `usd?` and `string?` keep null (a figure with no input, e.g. no cost reported). */
+type FieldKind =
+  | "int"
+  | "number"
+  | "number?"
+  | "usd"
+  | "usd?"
+  | "string"
+  | "string?"
+  | "time"
+  | "bool";
 type Fields = Readonly<Record<string, FieldKind>>;
 
 /** What an insight returns, section by section. */
 export interface InsightDefinition {
-  name: InsightName;
+  name: AnyInsightName;
   summary: Fields;
   /** Null: the insight has no time series (`series: null`). */
   series: Fields | null;
   /** Null: the insight has no breakdown (`breakdown: null`). */
   breakdown: Fields | null;
+  /** Rows of another statement nested into their breakdown row, as an array field. */
+  nested?: NestedRows;
+}
+
+/** A statement whose rows become a field of the breakdown row with the same key. */
+export interface NestedRows {
+  /** The breakdown row's field that holds them (`[]` when none). */
+  field: string;
+  section: "decisions";
+  /** Columns naming the breakdown row; not repeated in the nested rows. */
+  key: readonly string[];
+  fields: Fields;
+}
+
+/**
+ * Narrowing filters of the insights that take them (spec §4.2.1's `actor`
+ * and `team`; productivity only). Both given: both apply.
+ */
+export interface InsightFilters {
+  actor?: string;
+  /** Actor ids, sorted, without duplicates (`teamParam`). */
+  team?: readonly string[];
 }
 
 /** An insight response body (spec §2.11). */
@@ -58,8 +98,32 @@ export interface InsightBody {
   breakdown: Record<string, unknown>[] | null;
 }
 
+/** What productivity counts, per bucket: counts only, `cost_usd` null when none reported. */
+const PRODUCTIVITY_SERIES: Fields = {
+  "sessions": "int",
+  "active_time_user_s": "number",
+  "active_time_cli_s": "number",
+  "lines_added": "number",
+  "lines_removed": "number",
+  "commits": "number",
+  "pull_requests": "number",
+  "edits_accepted": "number",
+  "edits_rejected": "number",
+  "cost_usd": "usd?",
+};
+
+/** Productivity's counts in the summary and breakdown: the series' and where lines came from. */
+const PRODUCTIVITY_COUNTS: Fields = { ...PRODUCTIVITY_SERIES, "lines_source": "string?" };
+
+/** Productivity's ratios, null where an input is missing. */
+const PRODUCTIVITY_RATIOS: Fields = {
+  "acceptance_rate": "number?",
+  "cost_per_1k_lines": "usd?",
+  "cost_per_commit": "usd?",
+};
+
 /** The definitions, keyed by name. */
-export const INSIGHTS: Readonly<Record<InsightName, InsightDefinition>> = {
+export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
   "activity": {
     name: "activity",
     summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
@@ -130,21 +194,53 @@ export const INSIGHTS: Readonly<Record<InsightName, InsightDefinition>> = {
     series: { "bucket": "time", "hits": "int", "unique_domains": "int" },
     breakdown: { "domain": "string", "scheme": "string", "hits": "int", "sessions": "int" },
   },
+  "productivity": {
+    name: "productivity",
+    summary: { ...PRODUCTIVITY_COUNTS, ...PRODUCTIVITY_RATIOS },
+    series: { "bucket": "time", ...PRODUCTIVITY_SERIES },
+    breakdown: {
+      "actor_id": "string",
+      "agent": "string",
+      ...PRODUCTIVITY_COUNTS,
+      ...PRODUCTIVITY_RATIOS,
+    },
+    nested: {
+      field: "decisions",
+      section: "decisions",
+      key: ["actor_id", "agent"],
+      fields: {
+        "tool": "string",
+        "language": "string",
+        "accepted": "number",
+        "rejected": "number",
+      },
+    },
+  },
 };
 
 /** The DuckDB statements of each insight, by section (`summary`, `series`, `breakdown`). */
-export const DUCKDB_INSIGHT_SQL: Readonly<Record<InsightName, Record<string, string>>> = {
+export const DUCKDB_INSIGHT_SQL: Readonly<Record<AnyInsightName, Record<string, string>>> = {
   "activity": parseNamedSql(activitySql),
   "top-tools": parseNamedSql(topToolsSql),
   "outliers": parseNamedSql(outliersSql),
   "cost": parseNamedSql(costSql),
   "risk": parseNamedSql(riskSql),
   "domains": parseNamedSql(domainsSql),
+  "productivity": withPrelude(parseNamedSql(productivitySql), "facts"),
 };
+
+/** Each statement of `sql` but `prelude` opened by it (the WITH clause they share). */
+function withPrelude(sql: Record<string, string>, prelude: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(sql)) {
+    if (name !== prelude) out[name] = `${sql[prelude]}\n${text}`;
+  }
+  return out;
+}
 
 /** A section of an insight and its SQL with the parameters it names. */
 export interface InsightStatement {
-  section: "summary" | "series" | "breakdown";
+  section: "summary" | "series" | "breakdown" | "decisions";
   sql: string;
   params: Record<string, string | number>;
 }
@@ -155,6 +251,7 @@ export function insightStatements(
   sql: Readonly<Record<string, string>>,
   orgId: string,
   window: InsightWindow,
+  filters: InsightFilters = {},
 ): InsightStatement[] {
   const { width, offset } = bucketParams(window.granularity);
   const values: Record<string, string | number> = {
@@ -163,10 +260,13 @@ export function insightStatements(
     end: window.end,
     width,
     offset,
+    // Team ids never hold a comma (the parameter is split on commas).
+    actor: filters.actor ?? "",
+    team: (filters.team ?? []).join(","),
   };
-  const sections = (["summary", "series", "breakdown"] as const).filter((section) =>
-    section === "summary" || definition[section] !== null
-  );
+  const sections: InsightStatement["section"][] = (["summary", "series", "breakdown"] as const)
+    .filter((section) => section === "summary" || definition[section] !== null);
+  if (definition.nested !== undefined) sections.push(definition.nested.section);
   return sections.map((section) => {
     const text = sql[section];
     if (text === undefined) throw new Error(`Missing SQL for ${definition.name}: "${section}"`);
@@ -193,10 +293,31 @@ export function insightBody(
     series: definition.series === null
       ? null
       : (rows.series ?? []).map((row) => shapeRow(definition.series!, row)),
-    breakdown: definition.breakdown === null
-      ? null
-      : (rows.breakdown ?? []).map((row) => shapeRow(definition.breakdown!, row)),
+    breakdown: definition.breakdown === null ? null : nest(
+      definition.nested,
+      (rows.breakdown ?? []).map((row) => shapeRow(definition.breakdown!, row)),
+      rows,
+    ),
   };
+}
+
+/** Puts each nested row into the breakdown row of its key (`[]` where none). */
+function nest(
+  nested: NestedRows | undefined,
+  breakdown: Record<string, unknown>[],
+  rows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>>,
+): Record<string, unknown>[] {
+  if (nested === undefined) return breakdown;
+  const keyOf = (row: Record<string, unknown>) =>
+    JSON.stringify(nested.key.map((column) => row[column]));
+  const byKey = new Map<string, Record<string, unknown>[]>();
+  for (const row of rows[nested.section] ?? []) {
+    const key = keyOf(row);
+    const list = byKey.get(key) ?? [];
+    list.push(shapeRow(nested.fields, row));
+    byKey.set(key, list);
+  }
+  return breakdown.map((row) => ({ ...row, [nested.field]: byKey.get(keyOf(row)) ?? [] }));
 }
 
 function shapeRow(fields: Fields, row: ReplicaRow): Record<string, unknown> {
@@ -215,8 +336,12 @@ function shapeValue(kind: FieldKind, value: unknown): unknown {
       return value === null || value === undefined ? null : roundStat(Number(value));
     case "usd":
       return value === null || value === undefined ? 0 : roundUsd(Number(value));
+    case "usd?":
+      return value === null || value === undefined ? null : roundUsd(Number(value));
     case "string":
       return value === null || value === undefined ? "" : String(value);
+    case "string?":
+      return value === null || value === undefined ? null : String(value);
     case "time":
       return formatTimestamp(Number(value));
     case "bool":

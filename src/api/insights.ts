@@ -1,7 +1,9 @@
 /**
  * `/v1/insights/*` (spec §2.11, §4.8–4.14): the `window` and `granularity`
- * parameters, case-insensitive, with the spec's messages, and the six routes
- * that run an insight on the analytics replica (`src/analytics/`).
+ * parameters, case-insensitive, with the spec's messages, and the routes
+ * that run an insight on the analytics replica (`src/analytics/`): the
+ * spec's six, and `productivity` (issue #18), which also takes the `actor`
+ * and `team` filters of spec §4.2.1 and names each breakdown row's actor.
  *
  * @module
  */
@@ -17,7 +19,7 @@ import {
 import { jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
 import type { ApiHandler } from "./context.ts";
-import { firstValues, parseParams } from "./params.ts";
+import { exactParam, firstValues, parseParams, teamParam } from "./params.ts";
 
 const windowParam = z.string().optional().transform((raw, ctx): WindowName => {
   if (raw === undefined) return "7d";
@@ -63,9 +65,11 @@ export function parseInsightParams(
   return parseParams(insightQuery, firstValues(search));
 }
 
-/** The six insight routes over the analytics service; the window ends at the request time. */
+const filterQuery = z.object({ actor: exactParam });
+
+/** The spec's six insight routes and productivity; the window ends at the request time. */
 export function insightRoutes(analytics: Pick<Analytics, "cachedInsight">): Route<ApiHandler>[] {
-  return INSIGHT_NAMES.map((name) => ({
+  const spec: Route<ApiHandler>[] = INSIGHT_NAMES.map((name) => ({
     pattern: `/v1/insights/${name}`,
     handler: async ({ url, orgId }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
@@ -77,4 +81,33 @@ export function insightRoutes(analytics: Pick<Analytics, "cachedInsight">): Rout
       return jsonResponse(body);
     },
   }));
+  return [...spec, productivityRoute(analytics)];
+}
+
+/** `/v1/insights/productivity`: the insight narrowed by `actor`/`team`, actors named. */
+function productivityRoute(analytics: Pick<Analytics, "cachedInsight">): Route<ApiHandler> {
+  return {
+    pattern: "/v1/insights/productivity",
+    handler: async ({ url, orgId, services }) => {
+      const { window, granularity } = parseInsightParams(url.searchParams);
+      const { actor } = parseParams(filterQuery, firstValues(url.searchParams));
+      const body = await analytics.cachedInsight(
+        "productivity",
+        orgId,
+        insightWindow(window, granularity, Date.now()),
+        { actor, team: teamParam(url.searchParams) },
+      );
+      const rows = body.breakdown ?? [];
+      const names = await services.actorNames.resolve(orgId, rows.map((row) => `${row.actor_id}`));
+      // A new body: the cached one is shared by later requests.
+      return jsonResponse({
+        ...body,
+        breakdown: rows.map(({ actor_id, ...rest }) => ({
+          actor_id,
+          actor_name: names.get(`${actor_id}`) ?? "",
+          ...rest,
+        })),
+      });
+    },
+  };
 }
