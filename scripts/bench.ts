@@ -431,8 +431,13 @@ const apiKeyOf = () => currentApiKey;
  * Waits until an insight answers 200: a replica being built (or rebuilt on a
  * reused directory) answers a retryable 503, or 500 past the query limit.
  */
-async function insightsAnswered(server: BenchServer, apiKey: string): Promise<void> {
-  const url = `${server.queryUrl}/v1/insights/activity?window=7d`;
+async function insightsAnswered(
+  server: BenchServer,
+  apiKey: string,
+  window: WindowName = "7d",
+  retryMs = 500,
+): Promise<void> {
+  const url = `${server.queryUrl}/v1/insights/activity?window=${window}`;
   const deadline = performance.now() + 3_600_000;
   for (;;) {
     const response = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -442,7 +447,7 @@ async function insightsAnswered(server: BenchServer, apiKey: string): Promise<vo
       throw new Error(`GET ${url}: ${response.status} ${text}`);
     }
     server.assertAlive();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
   }
 }
 
@@ -1227,8 +1232,9 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       const restarted = await startServer();
       startups.push(restarted.startupMs);
       if (i === 0) {
-        firstInsightMs = restarted.startupMs +
-          await timedGet(`${restarted.queryUrl}/v1/insights/activity?window=90d`, apiKey);
+        const asked = performance.now();
+        await insightsAnswered(restarted, apiKey, "90d", 50);
+        firstInsightMs = restarted.startupMs + performance.now() - asked;
       }
       await stopServer(restarted);
     }
@@ -1243,7 +1249,7 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
     );
     report.add(
       "Footprint",
-      "start-up to the first answered insight (activity 90d)",
+      "start-up to the first insight answered 200 (activity 90d; 503 while the replica catches up retried every 50 ms)",
       ms(firstInsightMs),
     );
 
