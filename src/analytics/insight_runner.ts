@@ -65,6 +65,14 @@ export async function runInsight(
   return (await readInsight(reader, name, orgId, window, deadline, [], filters)).body;
 }
 
+/** How the cache served its requests so far. */
+export interface InsightCacheStats {
+  hits: number;
+  misses: number;
+  /** Bytes of answers held (as JSON). */
+  bytes: number;
+}
+
 /**
  * Insights answered from a cache keyed by the replica's position, for the
  * routes. Concurrent requests for the same insight share one computation when
@@ -74,10 +82,16 @@ export class CachedInsights {
   readonly #reader: InsightReader;
   readonly #cache: InsightCache;
   readonly #pending = new Map<string, Promise<unknown>>();
+  #hits = 0;
+  #misses = 0;
 
   constructor(reader: InsightReader, cache = new InsightCache()) {
     this.#reader = reader;
     this.#cache = cache;
+  }
+
+  get stats(): InsightCacheStats {
+    return { hits: this.#hits, misses: this.#misses, bytes: this.#cache.bytes };
   }
 
   async answer(
@@ -93,13 +107,20 @@ export class CachedInsights {
     }`;
     const version = this.#reader.version;
     const cached = this.#cache.get(key, version, window);
-    if (cached !== null) return cached;
+    if (cached !== null) {
+      this.#hits++;
+      return cached;
+    }
     const pending = this.#pending.get(key);
     if (pending !== undefined) {
       await pending.catch(() => {});
       const shared = this.#cache.get(key, this.#reader.version, window);
-      if (shared !== null) return shared;
+      if (shared !== null) {
+        this.#hits++;
+        return shared;
+      }
     }
+    this.#misses++;
     const tables = tablesRead(DUCKDB_INSIGHT_SQL[name]);
     const work = readInsight(this.#reader, name, orgId, window, deadline, tables, filters);
     this.#pending.set(key, work);

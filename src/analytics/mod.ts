@@ -12,7 +12,12 @@
 import { log } from "../log.ts";
 import { directoryWritable } from "../store/sqlite/database.ts";
 import type { AnyInsightName, InsightBody, InsightFilters } from "./insights.ts";
-import { CachedInsights, type InsightReader, runInsight } from "./insight_runner.ts";
+import {
+  CachedInsights,
+  type InsightCacheStats,
+  type InsightReader,
+  runInsight,
+} from "./insight_runner.ts";
 import {
   type CatchUpStats,
   Replica,
@@ -28,6 +33,7 @@ export {
   type InsightFilters,
   type InsightName,
 } from "./insights.ts";
+export type { InsightCacheStats } from "./insight_runner.ts";
 export { runSqliteInsight } from "./sqlite_insights.ts";
 export {
   type Granularity,
@@ -78,6 +84,8 @@ export interface Analytics {
     window: InsightWindow,
     filters?: InsightFilters,
   ): Promise<InsightBody>;
+  /** Hits and misses of {@link cachedInsight} so far, and the bytes it holds. */
+  readonly cacheStats: InsightCacheStats;
   /** Figures of the last catch-up that copied rows (for logs and the benchmark). */
   readonly lastCatchUp: CatchUpStats | null;
   /**
@@ -132,6 +140,9 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
       cached.answer(name, orgId, window, Date.now() + options.timeoutMs, filters),
     get lastSeq() {
       return replica.lastSeq;
+    },
+    get cacheStats() {
+      return cached.stats;
     },
     get lastCatchUp() {
       return replica.lastCatchUp;
