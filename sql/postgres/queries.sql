@@ -79,11 +79,26 @@ JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
 GROUP BY p.session_id, p.last_seen, s.actor_id, s.agent_system, s.agent_version, s.cost_usd
 ORDER BY p.last_seen DESC, p.session_id DESC;
 
--- name: rollup_sessions_walk
+-- The walks of rollup_sessions_page: see sql/sqlite/queries.sql.
+-- name: rollup_sessions_by_actor
 SELECT * FROM (
   SELECT r.session_id, r.last_seen
   FROM session_actors AS r
-  WHERE r.org_id = ? /*walk*/ /*page*/
+  WHERE r.org_id = ? AND r.actor_id = ? /*agent*/ /*page*/
+    AND NOT EXISTS (
+      SELECT 1 FROM session_actors AS x
+      WHERE x.org_id = r.org_id AND x.session_id = r.session_id /*rows*/
+        AND (x.last_seen, x.actor_id, x.agent_system) > (r.last_seen, r.actor_id, r.agent_system)
+    )
+  ORDER BY r.last_seen DESC, r.session_id DESC
+  LIMIT ?
+) AS w
+
+-- name: rollup_sessions_by_agent
+SELECT * FROM (
+  SELECT r.session_id, r.last_seen
+  FROM session_actors AS r
+  WHERE r.org_id = ? AND r.agent_system = ? /*page*/
     AND NOT EXISTS (
       SELECT 1 FROM session_actors AS x
       WHERE x.org_id = r.org_id AND x.session_id = r.session_id /*rows*/

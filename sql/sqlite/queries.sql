@@ -59,8 +59,9 @@ LIMIT ?;
 -- Sessions of an actor, a team or an agent, from the session_actors rollup
 -- (one row per session, actor and agent; sql/sqlite/telemetry_0007_session_actors.sql):
 -- the answer of filtered_sessions_page, reading about `limit` rows per walk.
--- `/*walks*/` is one or more rollup_sessions_walk joined by UNION ALL (one per
--- actor of a team); `/*rows*/` the filter on a rollup row (actor, team, agent).
+-- `/*walks*/` is one or more rollup_sessions_by_actor (one per actor of a
+-- team) joined by UNION ALL, or one rollup_sessions_by_agent; `/*rows*/` is
+-- the filter on a rollup row (actor, team, agent).
 -- A session's last_seen is that of its latest row, so only the pages' walks
 -- are read: each takes a session only at that row (NOT EXISTS a later one),
 -- so it gives each session once and in the order of the page.
@@ -80,16 +81,33 @@ CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
 GROUP BY p.session_id
 ORDER BY p.last_seen DESC, p.session_id DESC;
 
--- One walk of rollup_sessions_page down an index of session_actors (actor or
--- agent, newest first): `/*walk*/` names the index's value, `/*page*/` starts
--- after the cursor, `/*rows*/` is the filter on x.
--- name: rollup_sessions_walk
+-- The walks of rollup_sessions_page, down one actor's or one agent's index
+-- of session_actors, newest first: `/*agent*/` adds an agent to an actor's
+-- walk, `/*page*/` starts after the cursor, `/*rows*/` is the filter on x.
+-- The indexes are named: without statistics the planner would check each
+-- row's later rows (x) along the actor's index instead of the session's key,
+-- and walk an agent's rows for an actor and agent.
+-- name: rollup_sessions_by_actor
 SELECT * FROM (
   SELECT r.session_id, r.last_seen
-  FROM session_actors AS r
-  WHERE r.org_id = ? /*walk*/ /*page*/
+  FROM session_actors AS r INDEXED BY session_actors_by_actor
+  WHERE r.org_id = ? AND r.actor_id = ? /*agent*/ /*page*/
     AND NOT EXISTS (
-      SELECT 1 FROM session_actors AS x
+      SELECT 1 FROM session_actors AS x INDEXED BY sqlite_autoindex_session_actors_1
+      WHERE x.org_id = r.org_id AND x.session_id = r.session_id /*rows*/
+        AND (x.last_seen, x.actor_id, x.agent_system) > (r.last_seen, r.actor_id, r.agent_system)
+    )
+  ORDER BY r.last_seen DESC, r.session_id DESC
+  LIMIT ?
+) AS w
+
+-- name: rollup_sessions_by_agent
+SELECT * FROM (
+  SELECT r.session_id, r.last_seen
+  FROM session_actors AS r INDEXED BY session_actors_by_agent
+  WHERE r.org_id = ? AND r.agent_system = ? /*page*/
+    AND NOT EXISTS (
+      SELECT 1 FROM session_actors AS x INDEXED BY sqlite_autoindex_session_actors_1
       WHERE x.org_id = r.org_id AND x.session_id = r.session_id /*rows*/
         AND (x.last_seen, x.actor_id, x.agent_system) > (r.last_seen, r.actor_id, r.agent_system)
     )

@@ -216,27 +216,26 @@ function rollupSessionsPage(
   after: PageKey | null,
   limit: number,
 ): ReadStatement {
-  const walkSql = querySql("rollup_sessions_walk");
   const inWalk = rollupRowPredicates("x", filter);
   const page = after
     ? { sql: "AND (r.last_seen, r.session_id) < (?, ?)", params: [...after] }
     : { sql: "", params: [] };
   const walks: string[] = [];
   const params: Param[] = [];
-  const walk = (sql: string, ...values: Param[]) => {
-    walks.push(
-      splice(
-        splice(splice(walkSql, "/*walk*/", sql), "/*page*/", page.sql),
-        "/*rows*/",
-        inWalk.sql,
-      ),
-    );
+  const walk = (name: string, values: Param[], agent = "") => {
+    let sql = splice(querySql(name), "/*agent*/", agent);
+    sql = splice(splice(sql, "/*page*/", page.sql), "/*rows*/", inWalk.sql);
+    walks.push(sql);
     params.push(orgId, ...values, ...page.params, ...inWalk.params, limit + 1);
   };
-  const agent = filter.agent === undefined ? "" : " AND r.agent_system = ?";
-  const agentParams = filter.agent === undefined ? [] : [filter.agent];
-  if (filter.actors === null) walk("AND r.agent_system = ?", ...agentParams);
-  else for (const actor of filter.actors) walk(`AND r.actor_id = ?${agent}`, actor, ...agentParams);
+  if (filter.actors === null) {
+    walk("rollup_sessions_by_agent", [filter.agent!]);
+  } else {
+    for (const actor of filter.actors) {
+      if (filter.agent === undefined) walk("rollup_sessions_by_actor", [actor]);
+      else walk("rollup_sessions_by_actor", [actor, filter.agent], "AND r.agent_system = ?");
+    }
+  }
   const rows = rollupRowPredicates("r", filter);
   params.push(limit + 1, orgId, ...rows.params, orgId);
   const sql = splice(
