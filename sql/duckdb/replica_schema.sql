@@ -178,6 +178,8 @@ DELETE FROM risk_flags AS r USING temp.stage_tombstones AS t
 WHERE t.tbl IN ('detections', 'tool_calls') AND r.call_id = t.row_key AND r.seq < t.seq;
 DELETE FROM domain_hits AS d USING temp.stage_tombstones AS t
 WHERE t.tbl IN ('detections', 'tool_calls') AND d.call_id = t.row_key AND d.seq < t.seq;
+DELETE FROM metric_points AS p USING temp.stage_tombstones AS t
+WHERE t.tbl = 'metric_points' AND p.id = t.row_key AND p.seq < t.seq;
 
 -- From PostgreSQL they are applied before the same catch-up's copies merge,
 -- and drop every row of their key (postgres_source.ts says why).
@@ -191,6 +193,8 @@ DELETE FROM risk_flags AS r USING temp.stage_tombstones AS t
 WHERE t.tbl IN ('detections', 'tool_calls') AND r.call_id = t.row_key;
 DELETE FROM domain_hits AS d USING temp.stage_tombstones AS t
 WHERE t.tbl IN ('detections', 'tool_calls') AND d.call_id = t.row_key;
+DELETE FROM metric_points AS p USING temp.stage_tombstones AS t
+WHERE t.tbl = 'metric_points' AND p.id = t.row_key;
 
 -- name: clear_staging
 DELETE FROM temp.stage_tool_calls;

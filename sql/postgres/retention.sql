@@ -3,14 +3,22 @@
 -- sessions they touched consistent, and leave tombstones so the replicas delete
 -- the same rows. Session locks, recounts and tombstones come from ingest.sql.
 
--- Organizations with telemetry, one index seek each.
+-- Organizations with telemetry (sessions or metric points), one index seek each.
 -- name: organizations
 WITH RECURSIVE o(org_id) AS (
   SELECT min(org_id) FROM sessions
   UNION ALL
   SELECT (SELECT min(org_id) FROM sessions WHERE org_id > o.org_id) FROM o WHERE o.org_id IS NOT NULL
+),
+m(org_id) AS (
+  SELECT min(org_id) FROM metric_points
+  UNION ALL
+  SELECT (SELECT min(org_id) FROM metric_points WHERE org_id > m.org_id)
+  FROM m WHERE m.org_id IS NOT NULL
 )
-SELECT org_id FROM o WHERE org_id IS NOT NULL;
+SELECT org_id FROM o WHERE org_id IS NOT NULL
+UNION
+SELECT org_id FROM m WHERE org_id IS NOT NULL;
 
 -- name: oldest_tool_calls
 SELECT id, session_id FROM tool_calls WHERE org_id = $1 AND ts < $2 ORDER BY ts LIMIT $3;
@@ -25,6 +33,24 @@ DELETE FROM tool_calls WHERE id = ANY($1::text[]) AND ts < $2 RETURNING id, sess
 
 -- name: delete_old_model_calls
 DELETE FROM model_calls WHERE id = ANY($1::text[]) AND ts < $2 RETURNING id, session_id;
+
+-- Metric points go by whole (series, start time) group, once every point of
+-- the group is before the cutoff: deleting only a cumulative series' older
+-- points would make its oldest remaining point count its whole total as new.
+-- Delta points start where the previous one ended, so each is its own group.
+-- name: delete_old_metric_points
+DELETE FROM metric_points WHERE id IN (
+  SELECT p.id FROM metric_points AS p
+  WHERE p.org_id = $1 AND p.ts < $2
+    AND NOT EXISTS (
+      SELECT 1 FROM metric_points AS q
+      WHERE q.series_id = p.series_id AND q.start_time_ns IS NOT DISTINCT FROM p.start_time_ns
+        AND q.org_id = p.org_id AND q.actor_id = p.actor_id AND q.ts >= $2
+    )
+  ORDER BY p.ts
+  LIMIT $3
+)
+RETURNING id;
 
 -- name: recount_session_costs
 UPDATE sessions AS s SET

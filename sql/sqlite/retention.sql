@@ -2,14 +2,22 @@
 -- batches, keep the sessions they touched consistent, and leave tombstones so
 -- the DuckDB replica deletes the same rows.
 
--- Organizations with telemetry, one index seek each.
+-- Organizations with telemetry (sessions or metric points), one index seek each.
 -- name: organizations
 WITH RECURSIVE o(org_id) AS (
   SELECT min(org_id) FROM sessions
   UNION ALL
   SELECT (SELECT min(org_id) FROM sessions WHERE org_id > o.org_id) FROM o WHERE o.org_id IS NOT NULL
+),
+m(org_id) AS (
+  SELECT min(org_id) FROM metric_points
+  UNION ALL
+  SELECT (SELECT min(org_id) FROM metric_points WHERE org_id > m.org_id)
+  FROM m WHERE m.org_id IS NOT NULL
 )
-SELECT org_id FROM o WHERE org_id IS NOT NULL;
+SELECT org_id FROM o WHERE org_id IS NOT NULL
+UNION
+SELECT org_id FROM m WHERE org_id IS NOT NULL;
 
 -- name: oldest_tool_calls
 SELECT id, org_id, session_id FROM tool_calls WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT ?;
@@ -42,4 +50,24 @@ SELECT min(ts) AS ts FROM (
   SELECT min(ts) AS ts FROM tool_calls WHERE org_id = ?1
   UNION ALL
   SELECT min(ts) FROM model_calls WHERE org_id = ?1
+  UNION ALL
+  SELECT min(ts) FROM metric_points WHERE org_id = ?1
 );
+
+-- Metric points go by whole (series, start time) group, once every point of
+-- the group is before the cutoff: deleting only a cumulative series' older
+-- points would make its oldest remaining point count its whole total as new.
+-- Delta points start where the previous one ended, so each is its own group.
+-- name: oldest_metric_points
+SELECT p.id FROM metric_points AS p
+WHERE p.org_id = ?1 AND p.ts < ?2
+  AND NOT EXISTS (
+    SELECT 1 FROM metric_points AS q
+    WHERE q.series_id = p.series_id AND q.start_time_ns IS p.start_time_ns
+      AND q.org_id = p.org_id AND q.actor_id = p.actor_id AND q.ts >= ?2
+  )
+ORDER BY p.ts
+LIMIT ?3;
+
+-- name: delete_metric_point
+DELETE FROM metric_points WHERE id = ?;

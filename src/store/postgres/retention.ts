@@ -62,9 +62,32 @@ export class PgRetention {
         total.modelCalls += batch.modelCalls;
         deleted += batch.toolCalls + batch.modelCalls;
         this.#lastSeq = Math.max(this.#lastSeq, batch.lastSeq);
+        const points = await withRetries(() =>
+          this.#sql.begin((tx) => this.#deleteMetricBatch(tx, org, cutoff))
+        );
+        deleted += points.count;
+        this.#lastSeq = Math.max(this.#lastSeq, points.lastSeq);
       }
       if (deleted === 0) return total;
     }
+  }
+
+  /** Up to a batch of one organization's metric points (whole groups) before `cutoff`. */
+  async #deleteMetricBatch(
+    tx: TransactionSql,
+    org: string,
+    cutoff: number,
+  ): Promise<{ count: number; lastSeq: number }> {
+    const deleted = await run<{ id: string }>(tx, "delete_old_metric_points", [
+      org,
+      cutoff,
+      this.#options.batchSize,
+    ]);
+    if (deleted.length === 0) return { count: 0, lastSeq: 0 };
+    const seqs = await reserveSeqs(tx, deleted.length);
+    const tombstones = deleted.map((row, i) => [seqs[i]!, "metric_points", row.id]);
+    await run(tx, "insert_tombstones", columns(tombstones));
+    return { count: deleted.length, lastSeq: seqs.at(-1)! };
   }
 
   /** Up to a batch of each kind of row of one organization before `cutoff`. */

@@ -45,6 +45,7 @@ export class Retention {
   async run(now = Date.now()): Promise<RetentionResult> {
     const before = this.#fileBytes();
     const total: RetentionResult = { toolCalls: 0, modelCalls: 0, reclaimedBytes: 0 };
+    let metricPoints = 0;
     for (;;) {
       const orgs = (this.#run("organizations", "all") as { org_id: string }[]).map((r) => r.org_id);
       const overCap = this.#options.maxDiskBytes !== null &&
@@ -55,12 +56,14 @@ export class Retention {
         const batch = this.#deleteBatch(org, cutoff);
         total.toolCalls += batch.toolCalls;
         total.modelCalls += batch.modelCalls;
-        deleted += batch.toolCalls + batch.modelCalls;
+        const points = this.#deleteMetricBatch(org, cutoff);
+        metricPoints += points;
+        deleted += batch.toolCalls + batch.modelCalls + points;
         await new Promise((resolve) => setTimeout(resolve, 0));
       }
       if (deleted === 0) break;
     }
-    if (total.toolCalls + total.modelCalls > 0) {
+    if (total.toolCalls + total.modelCalls + metricPoints > 0) {
       // Each step of this pragma frees one page: step it to the end (`exec` steps once).
       this.#db.prepare("PRAGMA incremental_vacuum").all();
       this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -109,6 +112,29 @@ export class Retention {
       }
       this.#run("write_seq", "run", seq);
       return { toolCalls, modelCalls };
+    });
+  }
+
+  /** One transaction: up to a batch of one organization's metric points (whole groups) before `cutoff`. */
+  #deleteMetricBatch(org: string, cutoff: number): number {
+    if (!Number.isFinite(cutoff)) return 0;
+    return tx(this.#db, () => {
+      let seq = Number((this.#run("read_seq", "get") as { value: number }).value);
+      const rows = this.#run(
+        "oldest_metric_points",
+        "all",
+        org,
+        cutoff,
+        this.#options.batchSize,
+      ) as {
+        id: string;
+      }[];
+      for (const row of rows) {
+        this.#run("delete_metric_point", "run", row.id);
+        this.#run("insert_tombstone", "run", ++seq, "metric_points", row.id);
+      }
+      if (rows.length > 0) this.#run("write_seq", "run", seq);
+      return rows.length;
     });
   }
 
