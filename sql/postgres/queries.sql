@@ -62,7 +62,9 @@ ORDER BY g.last_seen DESC, g.session_id DESC
 LIMIT ?;
 
 -- Sessions of an actor, a team or an agent from the session_actors rollup:
--- see sql/sqlite/queries.sql.
+-- see sql/sqlite/queries.sql. LATERAL keeps the lookups per page row (a hash
+-- join would read every session of the organization; `LIMIT 1` keeps the
+-- planner from turning the sessions lookup into one).
 -- name: rollup_sessions_page
 WITH walked AS (/*walks*/),
 page AS (
@@ -70,13 +72,20 @@ page AS (
   ORDER BY last_seen DESC, session_id DESC
   LIMIT ?
 )
-SELECT p.session_id, s.actor_id, min(r.first_seen) AS first_seen, p.last_seen,
-  sum(r.calls) AS tool_call_count, sum(r.errors) AS error_count, sum(r.oks) AS success_count,
-  s.agent_system, s.agent_version, max(r.model_key) AS model_key, s.cost_usd
+SELECT p.session_id, s.actor_id, g.first_seen, p.last_seen, g.tool_call_count, g.error_count,
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd
 FROM page AS p
-JOIN session_actors AS r ON r.org_id = ? AND r.session_id = p.session_id /*rows*/
-JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
-GROUP BY p.session_id, p.last_seen, s.actor_id, s.agent_system, s.agent_version, s.cost_usd
+CROSS JOIN LATERAL (
+  SELECT min(r.first_seen) AS first_seen, sum(r.calls) AS tool_call_count,
+    sum(r.errors) AS error_count, sum(r.oks) AS success_count, max(r.model_key) AS model_key
+  FROM session_actors AS r
+  WHERE r.org_id = ? AND r.session_id = p.session_id /*rows*/
+) AS g
+CROSS JOIN LATERAL (
+  SELECT actor_id, agent_system, agent_version, cost_usd FROM sessions
+  WHERE org_id = ? AND session_id = p.session_id
+  LIMIT 1
+) AS s
 ORDER BY p.last_seen DESC, p.session_id DESC;
 
 -- The walks of rollup_sessions_page: see sql/sqlite/queries.sql.

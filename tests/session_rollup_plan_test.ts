@@ -1,0 +1,133 @@
+/**
+ * Query plans of the session lists the session_actors rollup answers
+ * (`?actor=`, `?team=`, `?agent=`, issue #16): each walk goes down the
+ * actor's or the agent's index from the cursor, each row it takes is checked
+ * against its session's other rows by the primary key, and the page's rows
+ * are summed by the primary key. No statement reads tool_calls, scans
+ * session_actors or groups the organization's calls; a time filter still
+ * falls back to the calls' grouping. SQLite: EXPLAIN QUERY PLAN on an empty
+ * store (no statistics: the plan must not depend on them). PostgreSQL:
+ * EXPLAIN over 24,000 rollup rows after ANALYZE.
+ */
+import assert from "node:assert/strict";
+import { connectPostgres, numberPlaceholders } from "../src/store/postgres/client.ts";
+import { migratePostgres } from "../src/store/postgres/migrate.ts";
+import { postgresQueries } from "../src/store/postgres/reader.ts";
+import { openDataDir } from "../src/store/sqlite/data_dir.ts";
+import { openDatabase } from "../src/store/sqlite/database.ts";
+import { sqliteQueries } from "../src/store/sqlite/reader.ts";
+import type { PageKey, SessionFilters, TelemetryQueries } from "../src/store/telemetry_queries.ts";
+import { createTestDatabase, pgTestUrl } from "./_pg.ts";
+
+const CURSOR: PageKey = [1_700_000_000_000, "s_cursor"];
+
+/** Each rollup filter and the index its walks go down. */
+const CASES: [string, SessionFilters, "actor" | "agent", number][] = [
+  ["actor", { actor: "act_7" }, "actor", 1],
+  ["team of three", { team: ["act_1", "act_2", "act_3"] }, "actor", 3],
+  ["agent", { agent: "codex_exec" }, "agent", 1],
+  ["actor and agent", { actor: "act_7", agent: "codex_exec" }, "actor", 1],
+];
+
+function statement(queries: TelemetryQueries, filters: SessionFilters, after: PageKey | null) {
+  return queries.sessionsPage("org_1", filters, after, 50);
+}
+
+Deno.test("SQLite: rollup session lists walk the actor's or agent's index and look up by key", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const data = await openDataDir(dir, { redactSecrets: true });
+  const db = openDatabase(`${dir}/telemetry.db`);
+  const plan = (filters: SessionFilters, after: PageKey | null) => {
+    const { sql, params } = statement(sqliteQueries, filters, after);
+    const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
+    return rows.map((row) => row.detail).join("\n");
+  };
+  try {
+    for (const [name, filters, index, walks] of CASES) {
+      await t.step(name, () => {
+        for (const after of [null, CURSOR]) {
+          const detail = plan(filters, after);
+          const walk = new RegExp(
+            `SEARCH r USING COVERING INDEX session_actors_by_${index} \\(org_id=\\? AND ${index}${
+              index === "agent" ? "_system" : "_id"
+            }=\\?${after ? " AND \\(last_seen,session_id\\)<\\(\\?,\\?\\)" : ""}\\)`,
+            "g",
+          );
+          assert.equal(detail.match(walk)?.length, walks, detail);
+          const check = /SEARCH x USING PRIMARY KEY \(org_id=\? AND session_id=\?/g;
+          assert.equal(detail.match(check)?.length, walks, detail);
+          assert.match(detail, /SEARCH r USING PRIMARY KEY \(org_id=\? AND session_id=\?/, detail);
+          assert.match(
+            detail,
+            /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/,
+            detail,
+          );
+          assert.doesNotMatch(detail, /tool_calls|SCAN (r|x|s|session_actors)\b/, detail);
+        }
+      });
+    }
+    await t.step("a time filter falls back to the calls' grouping", () => {
+      const detail = plan({ actor: "act_7", before: 1 }, null);
+      assert.match(detail, /tool_calls/, detail);
+      assert.doesNotMatch(detail, /session_actors/, detail);
+    });
+  } finally {
+    db.close();
+    await data.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name: "PostgreSQL: rollup session lists walk the actor's or agent's index and look up by key",
+  ignore: !pgTestUrl(),
+  async fn(t) {
+    await using database = await createTestDatabase();
+    const sql = connectPostgres(database.url, { max: 1 });
+    try {
+      await migratePostgres(sql);
+      // 40 actors × 200 sessions × 3 agents, one organization, and the sessions' rows.
+      await sql.unsafe(`
+        INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen,
+          last_seen, calls, errors, oks, model_key)
+        SELECT 'org_1', 's_' || a || '_' || s, 'act_' || a, g, 1700000000000 + s * 1000,
+          1700000000000 + s * 1000 + a, 3, 1, 2, NULL
+        FROM generate_series(1, 40) AS a, generate_series(1, 200) AS s,
+          unnest(ARRAY['claude-code', 'codex_exec', 'gemini-cli']) AS g`);
+      await sql.unsafe(`
+        INSERT INTO sessions (org_id, session_id, seq, actor_id, first_seen, last_seen)
+        SELECT org_id, session_id, 1, min(actor_id), min(first_seen), max(last_seen)
+        FROM session_actors GROUP BY org_id, session_id`);
+      await sql.unsafe("ANALYZE");
+      const plan = async (filters: SessionFilters, after: PageKey | null) => {
+        const { sql: text, params } = statement(postgresQueries, filters, after);
+        const rows = await sql.unsafe<{ "QUERY PLAN": string }[]>(
+          `EXPLAIN ${numberPlaceholders(text)}`,
+          params as string[],
+        );
+        return rows.map((row) => row["QUERY PLAN"]).join("\n");
+      };
+      for (const [name, filters, index, walks] of CASES) {
+        await t.step(name, async () => {
+          for (const after of [null, CURSOR]) {
+            const detail = await plan(filters, after);
+            const walk = new RegExp(`Index (Only )?Scan using session_actors_by_${index}`, "g");
+            assert.equal(detail.match(walk)?.length, walks, detail);
+            assert.match(detail, /Nested Loop Anti Join/, detail);
+            assert.match(
+              detail,
+              /Index (Only )?Scan using session_actors_pkey on session_actors x/,
+            );
+            assert.match(
+              detail,
+              /Index (Only )?Scan using session_actors_pkey on session_actors r/,
+            );
+            assert.doesNotMatch(detail, /tool_calls|Seq Scan|Bitmap Heap Scan on session_actors/);
+          }
+        });
+      }
+    } finally {
+      await sql.end();
+    }
+  },
+});
