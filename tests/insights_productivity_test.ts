@@ -9,8 +9,6 @@
  * reference (`tests/_insights_reference.ts`) over the store's raw rows.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { readRecording, REAL_FIXTURES } from "../scripts/agents/_fixtures.ts";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import {
   assertInsightEqual,
@@ -18,6 +16,7 @@ import {
   referenceProductivity,
   windowOf,
 } from "./_insights_reference.ts";
+import { replayRecordedJson } from "./_recorded_json.ts";
 
 const DAY = 86_400_000;
 const NS_PER_MS = 1_000_000n;
@@ -26,56 +25,9 @@ const CLAUDE = "claude-code-2.1.330/http-json";
 const GEMINI = "gemini-cli-0.61.0/http";
 const CODEX = "codex-0.169.0/http-json";
 
-type Json = unknown;
-
-/** Every time in an OTLP/JSON body: `*UnixNano` fields and RFC 3339 attribute values. */
-function walkTimes(
-  value: Json,
-  nanos: (ns: bigint) => bigint,
-  iso: (text: string) => string,
-): Json {
-  if (Array.isArray(value)) return value.map((item) => walkTimes(item, nanos, iso));
-  if (typeof value === "string") {
-    return /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(value) ? iso(value) : value;
-  }
-  if (value === null || typeof value !== "object") return value;
-  const out: Record<string, Json> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    out[key] = key.endsWith("UnixNano") && /^\d+$/.test(String(inner)) && String(inner) !== "0"
-      ? String(nanos(BigInt(String(inner))))
-      : walkTimes(inner, nanos, iso);
-  }
-  return out;
-}
-
-/**
- * Replays a recorded run's JSON requests (metrics and logs) as `org`'s,
- * moved so its last time is `endMs`; answers the run's session ids.
- */
-async function replay(server: TestServer, org: TestOrg, run: string, endMs: number) {
-  const requests = await readRecording(join(REAL_FIXTURES, run));
-  const bodies = requests.map((request) => {
-    assert.ok(request.contentType.includes("json") && request.contentEncoding === null);
-    return { path: request.path, json: JSON.parse(new TextDecoder().decode(request.body)) };
-  });
-  let last = 0n;
-  for (const { json } of bodies) {
-    walkTimes(json, (ns) => {
-      if (ns > last) last = ns;
-      return ns;
-    }, (text) => text);
-  }
-  const shift = BigInt(endMs) * NS_PER_MS - last;
-  const shiftMs = Number(shift / NS_PER_MS);
-  for (const { path, json } of bodies) {
-    const moved = walkTimes(
-      json,
-      (ns) => ns + shift,
-      (text) => new Date(Date.parse(text) + shiftMs).toISOString(),
-    );
-    const response = await server.ingest(path, moved, org.ingestKey);
-    assert.equal(response.status, 200, `${run} ${path}: ${await response.text()}`);
-  }
+/** Replays a recorded run's JSON requests as `org`'s, its last time moved to `endMs`. */
+function replay(server: TestServer, org: TestOrg, run: string, endMs: number) {
+  return replayRecordedJson(server.ingestUrl, org.ingestKey, run, endMs);
 }
 
 /** One Gemini-like cumulative `lines.changed` point of series `series`. */

@@ -14,6 +14,7 @@ import { startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
 import { apiRequest, toolResult } from "./_otlp.ts";
 import { loadScenario, type Scenario, send, T0 } from "./_scenario.ts";
+import { replayRecordedJson } from "./_recorded_json.ts";
 
 const ignore = !pgTestUrl();
 const DAY = 86_400_000;
@@ -21,8 +22,16 @@ const NOW = Date.now();
 /** The end of yesterday (UTC): generated sessions of whole days, the same ones every run. */
 const GENERATED_UNTIL = new Date(Math.floor(NOW / DAY) * DAY - 1);
 
+/** A copied table, its primary key and file; `text`: columns compared as decimal text. */
+interface CopiedTable {
+  name: string;
+  file: "keys.db" | "telemetry.db";
+  key: string[];
+  text?: string[];
+}
+
 /** Every copied table and its primary key, in the source's files. */
-const TABLES: { name: string; file: "keys.db" | "telemetry.db"; key: string[] }[] = [
+const TABLES: CopiedTable[] = [
   { name: "orgs", file: "keys.db", key: ["id"] },
   { name: "members", file: "keys.db", key: ["id"] },
   { name: "api_keys", file: "keys.db", key: ["id"] },
@@ -33,6 +42,7 @@ const TABLES: { name: string; file: "keys.db" | "telemetry.db"; key: string[] }[
   { name: "model_calls", file: "telemetry.db", key: ["id"] },
   { name: "risk_flags", file: "telemetry.db", key: ["call_id", "flag"] },
   { name: "domain_hits", file: "telemetry.db", key: ["call_id", "domain", "scheme"] },
+  { name: "metric_points", file: "telemetry.db", key: ["id"], text: ["start_time_ns", "time_ns"] },
 ];
 
 /** What {@link loadData} stored. */
@@ -70,6 +80,18 @@ async function loadData(server: TestServer): Promise<Loaded> {
     assert.equal(response.status, 200, await response.text());
   }
   await send(server, org.ingestKey, oldCalls("aged", NOW - 60 * DAY));
+  // Metric points: Claude Code's recorded delta sums and Gemini CLI's cumulative ones (exact
+  // nanosecond times past 2^53), recent, and one 60 days old.
+  for (const run of ["claude-code-2.1.330/http-json", "gemini-cli-0.61.0/http"]) {
+    await replayRecordedJson(server.ingestUrl, org.ingestKey, run, NOW - 60_000, "metrics");
+  }
+  await replayRecordedJson(
+    server.ingestUrl,
+    org.ingestKey,
+    "gemini-cli-0.61.0/http",
+    NOW - 60 * DAY,
+    "metrics",
+  );
   return { org, revokedKey, ingestKeys, scenario };
 }
 
@@ -110,7 +132,9 @@ async function assertSameRows(dir: string, url: string): Promise<Record<string, 
     try {
       columns = (db.prepare("SELECT name FROM pragma_table_info(?)").all(table.name) as {
         name: string;
-      }[]).map((r) => r.name);
+      }[]).map((r) =>
+        table.text?.includes(r.name) ? `CAST(${r.name} AS TEXT) AS ${r.name}` : r.name
+      );
       expected = db.prepare(
         `SELECT ${columns.join(", ")} FROM ${table.name} ORDER BY ${table.key.join(", ")}`,
       ).all().map((row) => ({ ...row }));
@@ -200,7 +224,9 @@ Deno.test({
     const counts = await assertSameRows(server.dir, db.url);
     assert.deepEqual(result.tables, counts, "each row written once");
     assert.ok(counts.tool_calls! > 500, `several hundred calls: ${counts.tool_calls}`);
-    for (const table of ["risk_flags", "domain_hits", "model_calls", "decisions"]) {
+    for (
+      const table of ["risk_flags", "domain_hits", "model_calls", "decisions", "metric_points"]
+    ) {
       assert.ok(counts[table]! > 0, `${table} has rows`);
     }
     assert.equal(result.total, Object.values(counts).reduce((a, b) => a + b, 0));
@@ -330,7 +356,11 @@ Deno.test({
       }
       // Retention, 40 days on: the 60-day-old calls go, with their flags and hits.
       const telemetry = openDatabase(`${dir}/telemetry.db`);
+      let oldPoints: number;
       try {
+        oldPoints = (telemetry.prepare("SELECT count(*) AS n FROM metric_points WHERE ts < ?")
+          .get(NOW - 50 * DAY) as { n: number }).n;
+        assert.ok(oldPoints > 0, "the old Gemini run's points");
         const retention = new Retention(telemetry, `${dir}/telemetry.db`, {
           retentionDays: 90,
           maxDiskBytes: null,
@@ -348,9 +378,10 @@ Deno.test({
       assert.equal(last.tables.model_calls, 1);
       assert.equal(last.tables.api_keys, 1, "the revocation");
       assert.equal(last.tables.sessions, 2, "'late' and 's2'");
-      // Two tool calls (their flags and hits go with them), the model call and
-      // the emptied session; the third call never reached PostgreSQL.
-      assert.equal(last.deleted, 2 + 1 + 1);
+      // Two tool calls (their flags and hits go with them), the model call,
+      // the emptied session and the old metric points; the third call never
+      // reached PostgreSQL.
+      assert.equal(last.deleted, 2 + 1 + 1 + oldPoints);
       await assertSameRows(dir, db.url);
 
       const keys = await openKeyStoreFor(dir, db.url);

@@ -71,6 +71,11 @@ DELETE FROM domain_hits AS d USING tombstones AS t
 WHERE t.seq > ? AND t.seq <= ? AND t.tbl IN ('detections', 'tool_calls')
   AND d.call_id = t.row_key AND d.seq < t.seq;
 
+-- name: apply_metric_point_tombstones
+DELETE FROM metric_points AS p USING tombstones AS t
+WHERE t.seq > ? AND t.seq <= ? AND t.tbl = 'metric_points' AND p.id = t.row_key
+  AND p.seq < t.seq;
+
 -- name: delete_session
 DELETE FROM sessions WHERE org_id = ? AND session_id = ?;
 

@@ -53,6 +53,8 @@ interface TableSpec {
   file: "keys" | "telemetry";
   key: readonly string[];
   onConflict: ConflictRule;
+  /** Columns read as decimal text: 64-bit integers past 2^53 (nanosecond times), kept exact. */
+  text?: readonly string[];
 }
 
 /** The tables copied, parents before children. */
@@ -76,6 +78,13 @@ const TABLES: readonly TableSpec[] = [
     file: "telemetry",
     key: ["call_id", "domain", "scheme"],
     onConflict: "newer",
+  },
+  {
+    name: "metric_points",
+    file: "telemetry",
+    key: ["id"],
+    onConflict: "newer",
+    text: ["start_time_ns", "time_ns"],
   },
 ];
 
@@ -111,6 +120,7 @@ const APPLY_DETECTION_TOMBSTONES = [
   pg("apply_risk_flag_tombstones"),
   pg("apply_domain_hit_tombstones"),
 ];
+const APPLY_METRIC_POINT_TOMBSTONES = pg("apply_metric_point_tombstones");
 const DELETE_SESSION = pg("delete_session");
 const COPIED_MEMBERS_PRESENT = namedSql(target, "copied_members_present");
 const CREATE_COPIED_MEMBERS = namedSql(target, "create_copied_members");
@@ -507,7 +517,7 @@ class Copier {
           sessions.set(`${r.org_id}\u0000${r.session_id}`, [r.org_id, r.session_id]);
         }
       }
-      for (const statement of APPLY_DETECTION_TOMBSTONES) {
+      for (const statement of [...APPLY_DETECTION_TOMBSTONES, APPLY_METRIC_POINT_TOMBSTONES]) {
         deleted += (await tx.unsafe(statement, [since, this.#seq])).count;
       }
       // Sessions left without calls, which the source dropped (no tombstone of their own).
@@ -539,7 +549,8 @@ class TableStatements {
     this.#spec = spec;
     this.#columns = columns;
     this.name = spec.name;
-    const list = columns.join(", ");
+    const list = columns.map((c) => spec.text?.includes(c) ? `CAST(${c} AS TEXT) AS ${c}` : c)
+      .join(", ");
     const key = spec.key.join(", ");
     const keyPlaceholders = spec.key.map(() => "?").join(", ");
     const after = spec.key.length === 1 ? `${key} > ?` : `(${key}) > (${keyPlaceholders})`;
