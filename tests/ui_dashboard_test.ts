@@ -149,7 +149,16 @@ if (!INSIDE) {
         );
         await page.waitForSelector("#p-outlier-sessions ~ .scroll, #p-outlier-sessions ~ p");
         await page.waitForSelector(".uplot canvas");
-        assert(await page.$("[data-panel=productivity]"), "no place for the productivity insight");
+        await page.waitForSelector("[data-productivity=sessions]");
+        const productivity = await api("/v1/insights/productivity?window=7d");
+        assert.deepEqual(
+          await text(page, "[data-productivity=sessions]"),
+          numbers.format(productivity.summary.sessions),
+        );
+        assert.deepEqual(
+          await page.$eval("[data-lines-source]", (e) => e.getAttribute("data-lines-source")),
+          productivity.summary.lines_source ?? "none",
+        );
         await axeCheck(page, "overview");
         await page.screenshot({ path: `${SCREENSHOTS}/overview.png`, fullPage: true });
       },

@@ -53,6 +53,11 @@ export async function overviewView({ params }) {
     risk: load("risk"),
     domains: load("domains"),
     outliers: load("outliers"),
+    productivity: api("/v1/insights/productivity", {
+      ...query,
+      actor: state.actor,
+      team: state.team.split(","),
+    }),
   };
   for (const p of Object.values(pending)) p.catch(() => {});
   const range = activity.window;
@@ -120,8 +125,9 @@ export async function overviewView({ params }) {
     risk: placeholder(grid, "Risk flags by kind"),
     domains: placeholder(grid, "External domains"),
     outliers: placeholder(grid, "Outlier sessions"),
+    productivity: placeholder(grid, "Productivity"),
   };
-  grid.append(productivityPanel());
+  slots.productivity.dataset.panel = "productivity";
 
   const fill = async (name, build) => {
     try {
@@ -142,6 +148,7 @@ export async function overviewView({ params }) {
   fill("risk", (body) => riskPanel(body, state, kpis));
   fill("domains", (body) => domainsPanel(body, filters, kpis));
   fill("outliers", (body) => outliersPanel(body));
+  fill("productivity", (body) => productivityPanel(body));
   return page;
 }
 
@@ -431,17 +438,55 @@ function outliersPanel(body) {
   );
 }
 
-/** Where the productivity insight goes once the API serves it. */
-function productivityPanel() {
+/** Where lines came from, in words (the derived ones are estimates from tool arguments). */
+const LINES_SOURCE = {
+  "metrics": "as the agents reported them",
+  "tool_calls": "derived from file-writing tool calls",
+  "mixed": "partly derived from file-writing tool calls",
+};
+
+/** The productivity insight (an extension of the API): a few figures, narrowed by actor/team. */
+function productivityPanel(body) {
+  const s = body.summary;
+  const figure = (label, value, id) =>
+    h(
+      "li",
+      { class: "kpi" },
+      h("span", { class: "label" }, label),
+      h("span", { class: "value", "data-productivity": id }, value),
+    );
   const node = panel(
     "Productivity",
     h(
+      "ul",
+      { class: "kpis", "aria-label": "Productivity figures" },
+      figure("Sessions", count(s.sessions), "sessions"),
+      figure(
+        "Lines added / removed",
+        `${count(s.lines_added)} / ${count(s.lines_removed)}`,
+        "lines",
+      ),
+      figure("Commits", count(s.commits), "commits"),
+      figure(
+        "Edits accepted",
+        s.acceptance_rate === null ? "—" : `${decimal(s.acceptance_rate * 100)}%`,
+        "acceptance",
+      ),
+      figure(
+        "Cost per 1,000 lines",
+        s.cost_per_1k_lines === null ? "—" : usd(s.cost_per_1k_lines),
+        "cost-per-1k-lines",
+      ),
+    ),
+    h(
       "p",
-      { class: "muted" },
-      "The productivity insight is not served by this version of the API yet; it will appear here.",
+      { class: "note", "data-lines-source": s.lines_source ?? "none" },
+      s.lines_source === null
+        ? "No lines changed in this window."
+        : `Lines ${LINES_SOURCE[s.lines_source]}.`,
+      " Actor and team narrow these figures.",
     ),
   );
-  node.classList.add("placeholder");
   node.dataset.panel = "productivity";
   return node;
 }
