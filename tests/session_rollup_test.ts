@@ -8,7 +8,11 @@
  * replaced by its result, and calls deleted by retention.
  */
 import assert from "node:assert/strict";
-import { rollupFilter, type SessionFilters } from "../src/store/telemetry_queries.ts";
+import {
+  DOMAIN_WALK_SESSIONS,
+  rollupFilter,
+  type SessionFilters,
+} from "../src/store/telemetry_queries.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 import { claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 
@@ -55,6 +59,8 @@ interface Call {
   timeMs: number;
   outcome: "ok" | "error";
   model: string;
+  /** The shell command: a curl reaches a domain. */
+  command?: string;
 }
 
 /** The agents of the data: two Codex originators and Claude Code (no model on its calls). */
@@ -67,7 +73,7 @@ function codexResult(call: Call) {
     "tool_name": "shell",
     "call_id": call.id,
     "model": call.model,
-    "arguments": '{"command":["bash","-lc","make"]}',
+    "arguments": JSON.stringify({ command: ["bash", "-lc", call.command ?? "make"] }),
     "duration_ms": "40",
     "success": call.outcome === "ok" ? "true" : "false",
     "output": call.outcome === "ok" ? "done" : "make: *** [all] Error 2",
@@ -83,6 +89,7 @@ function exportOf(agent: Agent, calls: Call[]) {
         tool: "Bash",
         timeMs: call.timeMs,
         success: call.outcome === "ok",
+        input: { command: call.command ?? "make" },
       })
     ));
   }
@@ -122,13 +129,14 @@ async function allPages(server: TestServer, apiKey: string, query: string): Prom
 }
 
 engineTest(
-  "session lists by actor, team and agent from the rollup equal the calls' grouping",
+  "session lists by actor, team, agent or domain from the rollup equal the calls' grouping",
   async (t) => {
     await using server = await startTestServer({ flags: { retentionDays: "90" } });
     const org = await server.createOrg();
     const store = await server.keyStore();
     const actorB = await store.createActor(org.orgId, "b");
     const actorC = await store.createActor(org.orgId, "c");
+    const actorD = await store.createActor(org.orgId, "d");
     await store.close();
     const actors = [
       { id: org.actorId, key: org.ingestKey },
@@ -157,6 +165,11 @@ engineTest(
           timeMs,
           outcome: next() < 0.25 ? "error" : "ok",
           model: pick(["gpt-5-codex", "gpt-5", "o4-mini"]),
+          command: s === 4 && c === 0
+            ? "curl -s https://docs.rare.example/guide"
+            : next() < 0.3
+            ? "curl -sSL https://api.github.com/repos/acme/app"
+            : undefined,
         };
         const key = `${actor}\u0000${agent}`;
         const batch = batches.get(key) ?? { actor, agent, calls: [] };
@@ -171,6 +184,27 @@ engineTest(
         const calls = batch.calls.filter((_, i) => i % 2 === parity);
         if (calls.length > 0) await ingest(server, key, exportOf(batch.agent, calls));
       }
+    }
+    // More sessions than a domain's walk checks (DOMAIN_WALK_SESSIONS), older
+    // than the 40 above, by another actor and agent; the oldest eight reach a
+    // domain no other session does. So a domain many recent sessions reach is
+    // found by the walk, and a rare one from the domain's own sessions.
+    const filler = Array.from({ length: DOMAIN_WALK_SESSIONS + 100 }, (_, i) =>
+      toolResult({
+        session: `f${String(i).padStart(4, "0")}`,
+        id: `toolu_f${i}`,
+        tool: "Bash",
+        timeMs: T0 - DAY - i * 60_000,
+        input: {
+          command: i >= DOMAIN_WALK_SESSIONS + 92 ? "curl https://old.example.net/x" : "ls",
+        },
+      }));
+    for (let i = 0; i < filler.length; i += 700) {
+      await ingest(
+        server,
+        actorD.ingest_key,
+        claudeExport(filler.slice(i, i + 700), "claude-code-filler"),
+      );
     }
     // Rejected calls, then (another export) their results, later and by another model
     // or outcome: the result replaces the reject (a recount of its session).
@@ -219,6 +253,10 @@ engineTest(
         { team: [actors[0]!.id, actors[2]!.id], agent: "codex_exec" },
       ],
       ["actor=act_unknown", { actor: "act_unknown" }],
+      ["domain=api.github.com", { domain: "api.github.com" }],
+      ["domain=docs.rare.example", { domain: "docs.rare.example" }],
+      ["domain=old.example.net", { domain: "old.example.net" }],
+      ["domain=nowhere.example", { domain: "nowhere.example" }],
     ];
     const compare = async (stage: string) => {
       for (const [query, parsed] of filters) {
@@ -226,7 +264,7 @@ engineTest(
         const fromRollup = await allPages(server, org.apiKey, query);
         const fromCalls = await allPages(server, org.apiKey, `${query}&after=${EPOCH}`);
         assert.deepEqual(fromRollup, fromCalls, `${stage}: ${query}`);
-        if (query !== "actor=act_unknown") assert.ok(fromRollup.length > 0, `${stage}: ${query}`);
+        if (!/unknown|nowhere/.test(query)) assert.ok(fromRollup.length > 0, `${stage}: ${query}`);
       }
     };
 

@@ -117,6 +117,38 @@ SELECT * FROM (
   LIMIT ?
 ) AS w
 
+-- The sessions that reached a domain: see sql/sqlite/queries.sql.
+-- name: rollup_sessions_by_domain
+SELECT * FROM (
+  WITH recent AS (
+    SELECT session_id, last_seen FROM sessions
+    WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
+    ORDER BY last_seen DESC, session_id DESC
+    LIMIT ?
+  ),
+  hits AS (
+    SELECT session_id, last_seen FROM recent AS r
+    WHERE EXISTS (
+      SELECT 1 FROM domain_hits AS d
+      WHERE d.org_id = ? AND d.session_id = r.session_id AND d.domain = ?
+    )
+    LIMIT ?
+  ),
+  walk AS (
+    SELECT (SELECT count(*) FROM hits) = ? OR (SELECT count(*) FROM recent) < ? AS answers
+  )
+  SELECT session_id, last_seen FROM hits WHERE (SELECT answers FROM walk)
+  UNION ALL
+  SELECT * FROM (
+    SELECT s.session_id, s.last_seen
+    FROM (SELECT DISTINCT session_id FROM domain_hits WHERE org_id = ? AND domain = ?) AS d
+    JOIN sessions AS s ON s.org_id = ? AND s.session_id = d.session_id
+    WHERE NOT (SELECT answers FROM walk) AND s.last_seen IS NOT NULL /*page*/
+    ORDER BY s.last_seen DESC, s.session_id DESC
+    LIMIT ?
+  ) AS few
+) AS w
+
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd

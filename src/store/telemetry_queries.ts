@@ -165,25 +165,39 @@ function sessionsPage(
 /** Most team members whose sessions the rollup walks one by one (one walk each). */
 export const MAX_ROLLUP_TEAM = 64;
 
-/** Filters the session_actors rollup answers exactly: its actors (none: any) and agent. */
+/**
+ * Filters the session_actors rollup answers exactly: its actors (none: any)
+ * and agent, or a domain alone.
+ */
 interface RollupFilter {
   actors: string[] | null;
   agent: string | undefined;
+  domain: string | undefined;
 }
+
+/**
+ * Most newest sessions a domain's walk checks before it reads the domain's
+ * own sessions instead (rollup_sessions_by_domain).
+ */
+export const DOMAIN_WALK_SESSIONS = 2000;
 
 /**
  * The rollup's view of a filter set, or null when it cannot answer it: a time
  * filter (the rollup holds whole sessions), a domain, actor and team together,
- * a team too large to walk member by member, or no actor, team or agent.
+ * a team too large to walk member by member, a domain with other filters,
+ * or no actor, team, agent or domain.
  */
 export function rollupFilter(filters: SessionFilters): RollupFilter | null {
-  const { actor, team, agent, ...others } = filters;
+  const { actor, team, agent, domain, ...others } = filters;
   if (Object.values(others).some((value) => value !== undefined)) return null;
   if (actor !== undefined && team !== undefined) return null;
   if (team !== undefined && (team.length === 0 || team.length > MAX_ROLLUP_TEAM)) return null;
   const actors = actor !== undefined ? [actor] : team ?? null;
+  if (domain !== undefined) {
+    return actors === null && agent === undefined ? { actors, agent, domain } : null;
+  }
   if (actors === null && agent === undefined) return null;
-  return { actors, agent };
+  return { actors, agent, domain };
 }
 
 /** A rollup filter as predicates on the session_actors row `alias`. */
@@ -228,7 +242,20 @@ function rollupSessionsPage(
     walks.push(sql);
     params.push(orgId, ...values, ...page.params, ...inWalk.params, limit + 1);
   };
-  if (filter.actors === null) {
+  if (filter.domain !== undefined) {
+    const sessionPage = page.sql.replaceAll("r.", "");
+    const fewPage = page.sql.replaceAll("r.", "s.");
+    const sql = splice(
+      splice(querySql("rollup_sessions_by_domain"), "/*page*/", sessionPage),
+      "/*page*/",
+      fewPage,
+    );
+    walks.push(sql);
+    const pageSize = limit + 1;
+    params.push(orgId, ...page.params, DOMAIN_WALK_SESSIONS, orgId, filter.domain, pageSize);
+    params.push(pageSize, DOMAIN_WALK_SESSIONS);
+    params.push(orgId, filter.domain, orgId, ...page.params, pageSize);
+  } else if (filter.actors === null) {
     walk("rollup_sessions_by_agent", [filter.agent!]);
   } else {
     for (const actor of filter.actors) {
