@@ -66,6 +66,38 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
         }
       });
     }
+    await t.step(
+      "domain: the newest sessions, checked by the domain's index, then its sessions",
+      () => {
+        for (const after of [null, CURSOR]) {
+          const detail = plan({ domain: "docs.python.org" }, after);
+          const walk =
+            /SEARCH sessions USING COVERING INDEX sessions_by_last_seen \(org_id=\? AND last_seen>\?/g;
+          assert.equal(detail.match(walk)?.length, 2, detail);
+          assert.match(
+            detail,
+            /SEARCH d EXISTS USING COVERING INDEX domain_hits_by_domain \(org_id=\? AND domain=\? AND session_id=\?\)/,
+            detail,
+          );
+          // The domain's own sessions: read inside the loop over `walk`, so only when it asks.
+          assert.match(
+            detail,
+            /SEARCH domain_hits USING COVERING INDEX domain_hits_by_domain \(org_id=\? AND domain=\?\)\nSCAN walk\nSCAN d/,
+            detail,
+          );
+          assert.match(
+            detail,
+            /SEARCH r USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/,
+            detail,
+          );
+          assert.doesNotMatch(
+            detail,
+            /tool_calls|SCAN (sessions|domain_hits|session_actors|s)\b/,
+            detail,
+          );
+        }
+      },
+    );
     await t.step("a time filter falls back to the calls' grouping", () => {
       const detail = plan({ actor: "act_7", before: 1 }, null);
       assert.match(detail, /tool_calls/, detail);

@@ -120,14 +120,13 @@ SELECT * FROM (
 -- The sessions that reached a domain: see sql/sqlite/queries.sql.
 -- name: rollup_sessions_by_domain
 SELECT * FROM (
-  WITH recent AS (
-    SELECT session_id, last_seen FROM sessions
-    WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
-    ORDER BY last_seen DESC, session_id DESC
-    LIMIT ?
-  ),
-  hits AS (
-    SELECT session_id, last_seen FROM recent AS r
+  WITH hits AS (
+    SELECT session_id, last_seen FROM (
+      SELECT session_id, last_seen FROM sessions
+      WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
+      ORDER BY last_seen DESC, session_id DESC
+      LIMIT ?
+    ) AS r
     WHERE EXISTS (
       SELECT 1 FROM domain_hits AS d
       WHERE d.org_id = ? AND d.session_id = r.session_id AND d.domain = ?
@@ -135,13 +134,22 @@ SELECT * FROM (
     LIMIT ?
   ),
   walk AS (
-    SELECT (SELECT count(*) FROM hits) = ? OR (SELECT count(*) FROM recent) < ? AS answers
+    SELECT CASE WHEN (SELECT count(*) FROM hits) = ? THEN true ELSE (
+      SELECT count(*) FROM (
+        SELECT 1 FROM sessions
+        WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
+        ORDER BY last_seen DESC, session_id DESC
+        LIMIT ?
+      ) AS walked
+    ) < ? END AS answers
   )
   SELECT session_id, last_seen FROM hits WHERE (SELECT answers FROM walk)
   UNION ALL
   SELECT * FROM (
     SELECT s.session_id, s.last_seen
-    FROM (SELECT DISTINCT session_id FROM domain_hits WHERE org_id = ? AND domain = ?) AS d
+    FROM (
+      SELECT DISTINCT session_id FROM domain_hits WHERE org_id = ? AND domain = ?
+    ) AS d
     JOIN sessions AS s ON s.org_id = ? AND s.session_id = d.session_id
     WHERE NOT (SELECT answers FROM walk) AND s.last_seen IS NOT NULL /*page*/
     ORDER BY s.last_seen DESC, s.session_id DESC

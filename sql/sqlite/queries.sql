@@ -119,19 +119,19 @@ SELECT * FROM (
 -- sessions, not calls), as the one walk of rollup_sessions_page. A domain
 -- reached by many sessions is found fastest by walking the newest sessions
 -- and checking each for the domain; a rare one by reading its sessions from
--- the domain's index and sorting them. Both are bounded: the walk stops after
--- `?` (the fourth parameter) sessions, and when it found fewer than a page
--- without reaching the end, the domain's own sessions answer instead.
+-- the domain's index and sorting them. The walk stops after a page or a fixed
+-- number of sessions (DOMAIN_WALK_SESSIONS); when it found less than a page
+-- without reaching the last session, the domain's own sessions answer
+-- instead. Those are read only then: `walk` is the outer loop of `few`.
 -- name: rollup_sessions_by_domain
 SELECT * FROM (
-  WITH recent AS (
-    SELECT session_id, last_seen FROM sessions INDEXED BY sessions_by_last_seen
-    WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
-    ORDER BY last_seen DESC, session_id DESC
-    LIMIT ?
-  ),
-  hits AS (
-    SELECT session_id, last_seen FROM recent AS r
+  WITH hits AS (
+    SELECT session_id, last_seen FROM (
+      SELECT session_id, last_seen FROM sessions INDEXED BY sessions_by_last_seen
+      WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
+      ORDER BY last_seen DESC, session_id DESC
+      LIMIT ?
+    ) AS r
     WHERE EXISTS (
       SELECT 1 FROM domain_hits AS d
       WHERE d.org_id = ? AND d.session_id = r.session_id AND d.domain = ?
@@ -139,15 +139,25 @@ SELECT * FROM (
     LIMIT ?
   ),
   walk AS (
-    SELECT (SELECT count(*) FROM hits) = ? OR (SELECT count(*) FROM recent) < ? AS answers
+    SELECT CASE WHEN (SELECT count(*) FROM hits) = ? THEN true ELSE (
+      SELECT count(*) FROM (
+        SELECT 1 FROM sessions INDEXED BY sessions_by_last_seen
+        WHERE org_id = ? AND last_seen IS NOT NULL /*page*/
+        ORDER BY last_seen DESC, session_id DESC
+        LIMIT ?
+      ) AS walked
+    ) < ? END AS answers
   )
   SELECT session_id, last_seen FROM hits WHERE (SELECT answers FROM walk)
   UNION ALL
   SELECT * FROM (
     SELECT s.session_id, s.last_seen
-    FROM (SELECT DISTINCT session_id FROM domain_hits WHERE org_id = ? AND domain = ?) AS d
+    FROM walk
+    CROSS JOIN (
+      SELECT DISTINCT session_id FROM domain_hits WHERE org_id = ? AND domain = ?
+    ) AS d
     CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = d.session_id
-    WHERE NOT (SELECT answers FROM walk) AND s.last_seen IS NOT NULL /*page*/
+    WHERE NOT walk.answers AND s.last_seen IS NOT NULL /*page*/
     ORDER BY s.last_seen DESC, s.session_id DESC
     LIMIT ?
   ) AS few

@@ -244,16 +244,15 @@ function rollupSessionsPage(
   };
   if (filter.domain !== undefined) {
     const sessionPage = page.sql.replaceAll("r.", "");
-    const fewPage = page.sql.replaceAll("r.", "s.");
-    const sql = splice(
-      splice(querySql("rollup_sessions_by_domain"), "/*page*/", sessionPage),
-      "/*page*/",
-      fewPage,
-    );
+    let sql = querySql("rollup_sessions_by_domain");
+    for (const predicate of [sessionPage, sessionPage, page.sql.replaceAll("r.", "s.")]) {
+      sql = splice(sql, "/*page*/", predicate);
+    }
     walks.push(sql);
     const pageSize = limit + 1;
-    params.push(orgId, ...page.params, DOMAIN_WALK_SESSIONS, orgId, filter.domain, pageSize);
-    params.push(pageSize, DOMAIN_WALK_SESSIONS);
+    const walkEnd = DOMAIN_WALK_SESSIONS;
+    params.push(orgId, ...page.params, walkEnd, orgId, filter.domain, pageSize);
+    params.push(pageSize, orgId, ...page.params, walkEnd, walkEnd);
     params.push(orgId, filter.domain, orgId, ...page.params, pageSize);
   } else if (filter.actors === null) {
     walk("rollup_sessions_by_agent", [filter.agent!]);
