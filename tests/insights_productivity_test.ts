@@ -17,6 +17,7 @@ import {
   windowOf,
 } from "./_insights_reference.ts";
 import { replayRecordedJson } from "./_recorded_json.ts";
+import { generateExports } from "../src/demo/mod.ts";
 
 const DAY = 86_400_000;
 const NS_PER_MS = 1_000_000n;
@@ -279,3 +280,41 @@ engineTest("productivity: parameters are checked as the other insights'", async 
   assert.equal(anonymous.status, 401);
   await anonymous.body?.cancel();
 });
+
+engineTest(
+  "productivity: generated telemetry of several actors equals the reference in every window",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const keys = await server.keyStore();
+    const actors = [org];
+    try {
+      for (const name of ["second", "third"]) {
+        const actor = await keys.createActor(org.orgId, name);
+        actors.push({ ...org, actorId: actor.actor_id, ingestKey: actor.ingest_key });
+      }
+    } finally {
+      await keys.close();
+    }
+    // Claude Code, Codex and Gemini CLI logs with Write/Edit/apply_patch/write_file arguments,
+    // over 40 days, and one actor's recorded metrics: lines from both sources.
+    for (const batch of generateExports({ actors: 3, days: 40, seed: 18, now: new Date() })) {
+      const response = await server.ingest("/v1/logs", batch.body, actors[batch.actor]!.ingestKey);
+      assert.equal(response.status, 200, await response.text());
+    }
+    await replay(server, actors[1]!, CLAUDE, Date.now() - 3 * DAY);
+    await replay(server, actors[2]!, GEMINI, Date.now() - 20 * DAY);
+    const names = new Map([[org.actorId, "dev"], [actors[1]!.actorId, "second"], [
+      actors[2]!.actorId,
+      "third",
+    ]]);
+    for (const query of ["", "?window=30d&granularity=weekly", "?window=90d"]) {
+      const body = await productivity(server, org, query, {}, names);
+      assert.ok(body.summary.lines_added > 0 && body.series.length > 1, query);
+    }
+    const one = await productivity(server, org, `?window=30d&actor=${actors[1]!.actorId}`, {
+      actor: actors[1]!.actorId,
+    }, names);
+    assert.equal(one.summary.lines_source, "mixed");
+  },
+);

@@ -20,7 +20,8 @@
 -- name: facts
 WITH points AS (
   SELECT
-    actor_id, agent_system, session_id, measure, type, decision, tool, language, ts,
+    actor_id, agent_system, session_id, measure, type, decision, tool, language,
+    ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
     CASE
       WHEN temporality = 'delta' OR previous IS NULL THEN value
       WHEN monotonic = 1 AND value < previous THEN value
@@ -44,9 +45,34 @@ metric_cost_sessions AS (
   SELECT DISTINCT session_id FROM metric_points
   WHERE org_id = $org AND measure = 'cost_usd' AND session_id <> ''
 ),
+-- Calls are summed per session and bucket before they meet the points: far fewer rows.
+calls AS (
+  SELECT
+    actor_id, agent_system, session_id,
+    ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
+    sum(lines_added) AS lines_added,
+    sum(lines_removed) AS lines_removed,
+    count(lines_added) > 0 AS has_lines
+  FROM tool_calls
+  WHERE org_id = $org AND ts >= $start AND ts < $end
+    AND ($actor = '' OR actor_id = $actor)
+    AND ($team = '' OR list_contains(string_split($team, ','), actor_id))
+  GROUP BY actor_id, agent_system, session_id, bucket
+),
+model AS (
+  SELECT
+    actor_id, agent_system, session_id,
+    ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
+    sum(cost_usd) AS cost
+  FROM model_calls
+  WHERE org_id = $org AND ts >= $start AND ts < $end
+    AND ($actor = '' OR actor_id = $actor)
+    AND ($team = '' OR list_contains(string_split($team, ','), actor_id))
+  GROUP BY actor_id, agent_system, session_id, bucket
+),
 facts AS (
   SELECT
-    ts, actor_id, agent_system AS agent, session_id,
+    bucket, actor_id, agent_system AS agent, session_id,
     CASE WHEN measure = 'edit_decisions' THEN tool END AS tool,
     CASE WHEN measure = 'edit_decisions' THEN language END AS language,
     CASE WHEN measure = 'active_time_s' AND type = 'user' THEN amount END AS active_user,
@@ -63,71 +89,28 @@ facts AS (
   FROM points
   UNION ALL
   SELECT
-    t.ts, t.actor_id, t.agent_system, t.session_id, NULL, NULL, NULL, NULL,
-    CASE WHEN m.session_id IS NULL THEN t.lines_added END,
-    CASE WHEN m.session_id IS NULL THEN t.lines_removed END,
+    c.bucket, c.actor_id, c.agent_system, c.session_id, NULL, NULL, NULL, NULL,
+    CASE WHEN m.session_id IS NULL THEN c.lines_added END,
+    CASE WHEN m.session_id IS NULL THEN c.lines_removed END,
     false,
-    m.session_id IS NULL AND t.lines_added IS NOT NULL,
+    m.session_id IS NULL AND c.has_lines,
     NULL, NULL, NULL, NULL, NULL
-  FROM tool_calls AS t LEFT JOIN metric_line_sessions AS m ON m.session_id = t.session_id
-  WHERE t.org_id = $org AND t.ts >= $start AND t.ts < $end
-    AND ($actor = '' OR t.actor_id = $actor)
-    AND ($team = '' OR list_contains(string_split($team, ','), t.actor_id))
+  FROM calls AS c LEFT JOIN metric_line_sessions AS m ON m.session_id = c.session_id
   UNION ALL
   SELECT
-    c.ts, c.actor_id, c.agent_system, c.session_id, NULL, NULL, NULL, NULL, NULL, NULL,
+    c.bucket, c.actor_id, c.agent_system, c.session_id, NULL, NULL, NULL, NULL, NULL, NULL,
     false, false, NULL, NULL, NULL, NULL,
-    CASE WHEN m.session_id IS NULL THEN c.cost_usd END
-  FROM model_calls AS c LEFT JOIN metric_cost_sessions AS m ON m.session_id = c.session_id
-  WHERE c.org_id = $org AND c.ts >= $start AND c.ts < $end
-    AND ($actor = '' OR c.actor_id = $actor)
-    AND ($team = '' OR list_contains(string_split($team, ','), c.actor_id))
+    CASE WHEN m.session_id IS NULL THEN c.cost END
+  FROM model AS c LEFT JOIN metric_cost_sessions AS m ON m.session_id = c.session_id
 )
 
--- name: summary
+-- Summary, series and breakdown in one pass over the facts (GROUPING SETS),
+-- told apart by `level`: 7 the summary, 3 a bucket of the series, 4 an actor
+-- and agent of the breakdown (up to 500, most sessions first).
+-- name: rollup
 SELECT
-  count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions,
-  sum(active_user) AS active_time_user_s,
-  sum(active_cli) AS active_time_cli_s,
-  sum(lines_added) AS lines_added,
-  sum(lines_removed) AS lines_removed,
-  CASE
-    WHEN bool_or(metric_lines) AND bool_or(derived_lines) THEN 'mixed'
-    WHEN bool_or(metric_lines) THEN 'metrics'
-    WHEN bool_or(derived_lines) THEN 'tool_calls'
-  END AS lines_source,
-  sum(commits) AS commits,
-  sum(pull_requests) AS pull_requests,
-  sum(accepted) AS edits_accepted,
-  sum(rejected) AS edits_rejected,
-  coalesce(sum(accepted), 0)
-    / nullif(coalesce(sum(accepted), 0) + coalesce(sum(rejected), 0), 0) AS acceptance_rate,
-  sum(cost) AS cost_usd,
-  sum(cost) * 1000
-    / nullif(coalesce(sum(lines_added), 0) + coalesce(sum(lines_removed), 0), 0)
-    AS cost_per_1k_lines,
-  sum(cost) / nullif(sum(commits), 0) AS cost_per_commit
-FROM facts;
-
--- name: series
-SELECT
-  ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
-  count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions,
-  sum(active_user) AS active_time_user_s,
-  sum(active_cli) AS active_time_cli_s,
-  sum(lines_added) AS lines_added,
-  sum(lines_removed) AS lines_removed,
-  sum(commits) AS commits,
-  sum(pull_requests) AS pull_requests,
-  sum(accepted) AS edits_accepted,
-  sum(rejected) AS edits_rejected,
-  sum(cost) AS cost_usd
-FROM facts
-GROUP BY bucket
-ORDER BY bucket;
-
--- name: breakdown
-SELECT
+  GROUPING(bucket, actor_id, agent) AS level,
+  bucket,
   actor_id,
   agent,
   count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions,
@@ -152,9 +135,11 @@ SELECT
     AS cost_per_1k_lines,
   sum(cost) / nullif(sum(commits), 0) AS cost_per_commit
 FROM facts
-GROUP BY actor_id, agent
-ORDER BY sessions DESC, actor_id, agent
-LIMIT 500;
+GROUP BY GROUPING SETS ((), (bucket), (actor_id, agent))
+QUALIFY row_number() OVER (
+  PARTITION BY level ORDER BY bucket, sessions DESC, actor_id, agent
+) <= 500
+ORDER BY level DESC, bucket, sessions DESC, actor_id, agent;
 
 -- Edit decisions by tool and language, nested into their breakdown row.
 -- name: decisions

@@ -68,6 +68,11 @@ export interface InsightDefinition {
   breakdown: Fields | null;
   /** Rows of another statement nested into their breakdown row, as an array field. */
   nested?: NestedRows;
+  /**
+   * Summary, series and breakdown come from one statement, `rollup` (one pass
+   * over the data with GROUPING SETS), its rows told apart by their `level`.
+   */
+  rollup?: Readonly<Record<"summary" | "series" | "breakdown", number>>;
 }
 
 /** A statement whose rows become a field of the breakdown row with the same key. */
@@ -204,6 +209,7 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       ...PRODUCTIVITY_COUNTS,
       ...PRODUCTIVITY_RATIOS,
     },
+    rollup: { summary: 7, series: 3, breakdown: 4 },
     nested: {
       field: "decisions",
       section: "decisions",
@@ -240,7 +246,7 @@ function withPrelude(sql: Record<string, string>, prelude: string): Record<strin
 
 /** A section of an insight and its SQL with the parameters it names. */
 export interface InsightStatement {
-  section: "summary" | "series" | "breakdown" | "decisions";
+  section: "summary" | "series" | "breakdown" | "rollup" | "decisions";
   sql: string;
   params: Record<string, string | number>;
 }
@@ -264,8 +270,10 @@ export function insightStatements(
     actor: filters.actor ?? "",
     team: (filters.team ?? []).join(","),
   };
-  const sections: InsightStatement["section"][] = (["summary", "series", "breakdown"] as const)
-    .filter((section) => section === "summary" || definition[section] !== null);
+  const sections: InsightStatement["section"][] = definition.rollup !== undefined
+    ? ["rollup"]
+    : (["summary", "series", "breakdown"] as const)
+      .filter((section) => section === "summary" || definition[section] !== null);
   if (definition.nested !== undefined) sections.push(definition.nested.section);
   return sections.map((section) => {
     const text = sql[section];
@@ -284,8 +292,11 @@ export function insightStatements(
 export function insightBody(
   definition: InsightDefinition,
   window: InsightWindow,
-  rows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>>,
+  sectionRows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>>,
 ): InsightBody {
+  const rows = definition.rollup === undefined
+    ? sectionRows
+    : { ...sectionRows, ...splitRollup(definition.rollup, sectionRows.rollup ?? []) };
   const summaryRow = rows.summary?.[0] ?? {};
   return {
     window: windowObject(window),
@@ -298,6 +309,19 @@ export function insightBody(
       (rows.breakdown ?? []).map((row) => shapeRow(definition.breakdown!, row)),
       rows,
     ),
+  };
+}
+
+/** The rows of a `rollup` statement by section, by their `level`. */
+function splitRollup(
+  levels: Readonly<Record<"summary" | "series" | "breakdown", number>>,
+  rows: readonly ReplicaRow[],
+): Record<"summary" | "series" | "breakdown", ReplicaRow[]> {
+  const of = (level: number) => rows.filter((row) => Number(row.level) === level);
+  return {
+    summary: of(levels.summary),
+    series: of(levels.series),
+    breakdown: of(levels.breakdown),
   };
 }
 
