@@ -113,6 +113,13 @@ export class ReadPool {
     for (const pooled of this.#idle.splice(0)) closeConnection(pooled);
   }
 
+  /** Closes idle connections now and the others once their reads end, interrupting none. */
+  retire(): void {
+    this.#closed = true;
+    for (const wake of this.#waiting.splice(0)) void this.#openFor(wake, true);
+    for (const pooled of this.#idle.splice(0)) closeConnection(pooled);
+  }
+
   /** Interrupts the reads running now (the replica is being healed or closed). */
   interrupt(): void {
     for (const pooled of this.#busy) pooled.connection.interrupt();
@@ -153,8 +160,11 @@ export class ReadPool {
     else this.#idle.push(pooled);
   }
 
-  async #openFor(wake: (pooled: PooledConnection | null) => void): Promise<void> {
-    if (this.#closed) return wake(null);
+  async #openFor(
+    wake: (pooled: PooledConnection | null) => void,
+    retiring = false,
+  ): Promise<void> {
+    if (this.#closed && !retiring) return wake(null);
     this.#opened++;
     try {
       wake({ connection: await this.#instance.connect(), prepared: new Map() });
