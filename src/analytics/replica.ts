@@ -186,6 +186,8 @@ export class Replica {
   lastCatchUp: CatchUpStats | null = null;
   /** Whether the catch-up running now is a build (see {@link building}). */
   #bulk = false;
+  /** The seq a build started from, published as {@link lastSeq} while it runs. */
+  #bulkFromSeq = 0;
   /** Counts the commits that changed the replica's rows (see {@link version}). */
   #version = 0;
 
@@ -247,7 +249,8 @@ export class Replica {
    * still open then come with the next catch-up).
    */
   get lastSeq(): number {
-    return this.#progress.seq;
+    // A build is published whole, sort included: until then the lag shows it.
+    return this.#bulk ? this.#bulkFromSeq : this.#progress.seq;
   }
 
   /**
@@ -432,6 +435,7 @@ export class Replica {
       quiet: this.#options.quiet ?? false,
       isClosed: () => this.#closed || this.#draining,
       started: (bulk) => {
+        this.#bulkFromSeq = this.#progress.seq;
         this.#bulk = bulk;
       },
       committed: (progress, rows) => {
