@@ -23,6 +23,7 @@ import {
 import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" };
 import sortSql from "../../sql/duckdb/replica_sort.sql" with { type: "text" };
 import { log } from "../log.ts";
+import { MEMORY_BUDGET } from "../memory_budget.ts";
 import { QueryTimeoutError, ReplicaBuildingError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { PostgresReplicaSource } from "./postgres_source.ts";
@@ -45,9 +46,10 @@ export type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 
 /**
  * DuckDB's defaults take 80% of the machine's memory and every core; the
- * replica shares a small VM with SQLite and the HTTP server.
+ * replica shares a small VM with SQLite and the HTTP server: its share of
+ * the server's memory budget (128 MiB on a machine of 2 GiB or more).
  */
-const DUCKDB_SETTINGS = { "memory_limit": "384MB", threads: "2" };
+const DUCKDB_SETTINGS = { "memory_limit": `${MEMORY_BUDGET.duckdbMiB}MiB`, threads: "2" };
 
 /** Raised whenever the replica's tables or meta rows change shape. */
 export const REPLICA_SCHEMA_VERSION = 4;

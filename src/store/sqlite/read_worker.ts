@@ -9,6 +9,7 @@
 /// <reference lib="deno.worker" />
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { openDatabase } from "./database.ts";
+import { MEMORY_BUDGET } from "../../memory_budget.ts";
 import type { ReadStatement } from "../telemetry_queries.ts";
 
 /** Message to a reader thread. */
@@ -42,7 +43,7 @@ self.onmessage = (message: MessageEvent<ReadRequest>) => {
   const request = message.data;
   let response: ReadResponse;
   try {
-    db ??= openDatabase(request.path, { readOnly: true, cacheMiB: 32 });
+    db ??= openDatabase(request.path, { readOnly: true, cacheMiB: MEMORY_BUDGET.readerCacheMiB });
     db.exec("BEGIN");
     try {
       const results = request.statements.map(({ sql, params }) =>

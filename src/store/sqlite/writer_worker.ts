@@ -11,6 +11,7 @@ import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
+import { MEMORY_BUDGET } from "../../memory_budget.ts";
 import type { RetentionOptions, Sender } from "../stores.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
 
@@ -41,7 +42,7 @@ let retention: Retention | null = null;
 async function handle(request: WriterRequest): Promise<unknown> {
   switch (request.op) {
     case "open":
-      db = openDatabase(request.path, { cacheMiB: 128 });
+      db = openDatabase(request.path, { cacheMiB: MEMORY_BUDGET.writerCacheMiB });
       // Checkpoint after a COMMIT once the WAL holds 16 MiB: this thread is not
       // the event loop, and only the writer's own checkpoint, run before its
       // next transaction, lets the WAL start over instead of growing.
