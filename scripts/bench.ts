@@ -1015,6 +1015,16 @@ async function mixedPhase(
     }; other processes ${others.others.toFixed(2)}; host steal ${others.steal.toFixed(2)}`,
   );
   report.add("Mixed", "server RSS at the end of the mixed load", bytes(rssEnd));
+  const generatorCores = result.clientCpuMs / result.ms;
+  notes.push(
+    `Mixed load: the load generator (this process) kept ${generatorCores.toFixed(2)} of the ` +
+      `${navigator.hardwareConcurrency} cores busy (${
+        ((result.clientCpuMs * 1000) / Math.max(1, answered)).toFixed(0)
+      } µs of CPU per answered request), the server ${
+        ((serverCpuAfter - serverCpuBefore) / result.ms).toFixed(2)
+      }: the generator's share is CPU the server could not use.`,
+  );
+
   const rows = classes.flatMap(([name, stats]) =>
     [...stats.byKind.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([kind, samples]) =>
       `| ${name} | ${kind.replaceAll("|", "\\|")} | ${int(samples.length)} | ${
