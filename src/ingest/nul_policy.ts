@@ -17,7 +17,11 @@ const REPLACEMENT = "\ufffd";
  */
 export function replaceNulInRecord(record: OtlpRecord): OtlpRecord {
   record.attributes = withoutNul(record.attributes) as OtlpRecord["attributes"];
-  record.resource = withoutNul(record.resource) as OtlpRecord["resource"];
+  // The records of one resource share its object: it is checked once.
+  if (!cleanResources.has(record.resource)) {
+    record.resource = withoutNul(record.resource) as OtlpRecord["resource"];
+    cleanResources.add(record.resource);
+  }
   record.body = withoutNul(record.body);
   record.eventName = withoutNul(record.eventName) as string;
   record.scopeName = withoutNul(record.scopeName) as string;
@@ -32,7 +36,8 @@ export function replaceNulInRecord(record: OtlpRecord): OtlpRecord {
  */
 export function replaceNul<E extends TelemetryEvent>(event: E): E {
   const fields = event as unknown as Record<string, unknown>;
-  for (const [field, value] of Object.entries(fields)) {
+  for (const field in fields) {
+    const value = fields[field];
     if (typeof value === "string" && value.includes(NUL)) {
       fields[field] = value.replaceAll(NUL, REPLACEMENT);
     }
@@ -54,12 +59,25 @@ function withoutNul(value: AttributeValue): AttributeValue {
     }
     return copy ?? value;
   }
-  let changed = false;
-  const entries = Object.entries(value).map(([key, item]) => {
-    const cleanKey = withoutNul(key) as string;
-    const cleanItem = withoutNul(item);
-    if (cleanKey !== key || cleanItem !== item) changed = true;
-    return [cleanKey, cleanItem] as const;
-  });
-  return changed ? Object.fromEntries(entries) : value;
+  if (!holdsNul(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [withoutNul(key), withoutNul(item)]),
+  );
 }
+
+/** Whether a text of the value (a key too) holds U+0000; allocates nothing. */
+function holdsNul(value: AttributeValue): boolean {
+  if (typeof value === "string") return value.includes(NUL);
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (holdsNul(value[i]!)) return true;
+    return false;
+  }
+  for (const key of Object.keys(value)) {
+    if (key.includes(NUL) || holdsNul(value[key]!)) return true;
+  }
+  return false;
+}
+
+/** Resource objects already without NUL (a resource is shared by its records). */
+const cleanResources = new WeakSet<object>();
