@@ -34,6 +34,17 @@ export interface WriterOptions {
   redactSecrets: boolean;
 }
 
+/** The events or metric points of one export request. */
+export interface ExportToStore {
+  sender: Sender;
+  events: readonly TelemetryEvent[];
+  points?: readonly MetricSample[];
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /** Writes telemetry into `telemetry.db`. */
 export class TelemetryWriter {
   readonly #db: DatabaseSync;
@@ -76,16 +87,50 @@ export class TelemetryWriter {
     points: readonly MetricSample[] = [],
   ): IngestSummary {
     if (events.length === 0 && points.length === 0) return { toolCalls: 0, modelCalls: 0 };
-    return tx(this.#db, () => {
-      this.#seq = this.currentSeq();
-      const summary = ingestEvents(this.#store, sender, events, this.#options);
-      for (const point of points) {
-        const row = metricPointRow(sender, point, this.#nextSeq());
-        this.#run("insert_metric_point", "run", ...METRIC_POINTS.values(row));
+    return tx(this.#db, () => this.#ingestIn({ sender, events, points }));
+  }
+
+  /**
+   * Stores several export requests in one transaction, each all or nothing
+   * (a savepoint each), so that one commit writes the pages they share. A
+   * request that fails alone answers its error and the others are kept;
+   * when the transaction itself fails (BEGIN, COMMIT, or an error that ends
+   * it, such as a full disk), every request answers that error and nothing
+   * of them is stored.
+   */
+  ingestGroup(exports: readonly ExportToStore[]): (IngestSummary | Error)[] {
+    const db = this.#db;
+    const answers: (IngestSummary | Error)[] = [];
+    try {
+      db.exec("BEGIN IMMEDIATE");
+      for (const request of exports) {
+        db.exec("SAVEPOINT export");
+        try {
+          answers.push(this.#ingestIn(request));
+        } catch (error) {
+          if (!db.isTransaction) throw error;
+          db.exec("ROLLBACK TO export");
+          answers.push(asError(error));
+        }
+        db.exec("RELEASE export");
       }
-      this.#run("write_seq", "run", this.#seq);
-      return summary;
-    });
+      db.exec("COMMIT");
+      return answers;
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      return exports.map(() => asError(error));
+    }
+  }
+
+  #ingestIn({ sender, events, points = [] }: ExportToStore): IngestSummary {
+    this.#seq = this.currentSeq();
+    const summary = ingestEvents(this.#store, sender, events, this.#options);
+    for (const point of points) {
+      const row = metricPointRow(sender, point, this.#nextSeq());
+      this.#run("insert_metric_point", "run", ...METRIC_POINTS.values(row));
+    }
+    this.#run("write_seq", "run", this.#seq);
+    return summary;
   }
 
   /**

@@ -12,7 +12,7 @@ import type { TelemetryEvent } from "../../ingest/types.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
 import { MEMORY_BUDGET } from "../../memory_budget.ts";
-import type { RetentionOptions, Sender } from "../stores.ts";
+import type { IngestSummary, RetentionOptions, Sender } from "../stores.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
 
 /** Messages to the writer thread. */
@@ -104,29 +104,93 @@ function probeFreeSpace(databasePath: string): void {
   }
 }
 
-let queue: Promise<void> = Promise.resolve();
+/**
+ * Most export requests written in one transaction: they share one commit
+ * (the index pages they touch are written once), and the first of them waits
+ * for the others' work before it is answered.
+ */
+const GROUP_MAX_REQUESTS = 8;
+const GROUP_MAX_EVENTS = 8192;
 
-self.onmessage = (message: MessageEvent<WriterRequest>) => {
-  const request = message.data;
-  queue = queue.then(async () => {
-    let response: WriterResponse;
+/** Requests received and not yet handled, in the order they were sent. */
+const waiting: WriterRequest[] = [];
+let draining = false;
+
+/**
+ * Handles the waiting requests in order. Export requests that wait together
+ * are written in one transaction ({@link TelemetryWriter.ingestGroup}); each is
+ * answered after the commit, with its own outcome.
+ */
+async function drain(): Promise<void> {
+  while (waiting.length > 0) {
+    const group = ingestGroup();
+    if (group.length > 1) {
+      let answers: (IngestSummary | Error)[];
+      let seq = 0;
+      try {
+        answers = writer!.ingestGroup(group);
+        seq = writer!.currentSeq();
+      } catch (error) {
+        answers = group.map(() => error instanceof Error ? error : new Error(String(error)));
+      }
+      group.forEach((request, i) => {
+        const answer = answers[i]!;
+        if (answer instanceof Error) answerError(request.id, answer);
+        else send({ id: request.id, ok: true, value: answer, seq });
+      });
+      continue;
+    }
+    const request = group[0] ?? waiting.shift()!;
     try {
       const value = await handle(request);
-      response = { id: request.id, ok: true, value, seq: writer?.currentSeq() ?? 0 };
+      send({ id: request.id, ok: true, value, seq: writer?.currentSeq() ?? 0 });
     } catch (error) {
-      response = {
-        id: request.id,
-        ok: false,
-        message: error instanceof Error ? error.message : String(error),
-        ...(typeof (error as { errcode?: unknown })?.errcode === "number"
-          ? { errcode: (error as { errcode: number }).errcode }
-          : {}),
-      };
+      answerError(request.id, error);
     }
-    try {
-      self.postMessage(response);
-    } catch (error) {
-      self.postMessage({ id: request.id, ok: false, message: `Unsendable answer: ${error}` });
+  }
+  draining = false;
+}
+
+/** The export requests at the head of the queue that one transaction takes (none: not an export). */
+function ingestGroup(): Extract<WriterRequest, { op: "ingest" }>[] {
+  const group: Extract<WriterRequest, { op: "ingest" }>[] = [];
+  let events = 0;
+  while (group.length < GROUP_MAX_REQUESTS && writer !== null) {
+    const next = waiting[0];
+    if (next?.op !== "ingest") break;
+    if (group.length > 0 && events + next.events.length + next.points.length > GROUP_MAX_EVENTS) {
+      break;
     }
+    events += next.events.length + next.points.length;
+    group.push(next);
+    waiting.shift();
+  }
+  return group;
+}
+
+function answerError(id: number, error: unknown): void {
+  send({
+    id,
+    ok: false,
+    message: error instanceof Error ? error.message : String(error),
+    ...(typeof (error as { errcode?: unknown })?.errcode === "number"
+      ? { errcode: (error as { errcode: number }).errcode }
+      : {}),
   });
+}
+
+function send(response: WriterResponse): void {
+  try {
+    self.postMessage(response);
+  } catch (error) {
+    self.postMessage({ id: response.id, ok: false, message: `Unsendable answer: ${error}` });
+  }
+}
+
+self.onmessage = (message: MessageEvent<WriterRequest>) => {
+  waiting.push(message.data);
+  if (draining) return;
+  draining = true;
+  // A turn of the event loop first, so that requests already sent arrive and join one group.
+  setTimeout(drain, 0);
 };
