@@ -18,6 +18,8 @@ import { openDatabase } from "../src/store/sqlite/database.ts";
 import { sqliteQueries } from "../src/store/sqlite/reader.ts";
 import type { PageKey, SessionFilters, TelemetryQueries } from "../src/store/telemetry_queries.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
+import ingestSql from "../sql/sqlite/ingest.sql" with { type: "text" };
+import { parseNamedSql } from "../src/store/named_sql.ts";
 
 const CURSOR: PageKey = [1_700_000_000_000, "s_cursor"];
 
@@ -37,16 +39,19 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
   const dir = await Deno.makeTempDir();
   const data = await openDataDir(dir, { redactSecrets: true });
   const db = openDatabase(`${dir}/telemetry.db`);
-  const plan = (filters: SessionFilters, after: PageKey | null) => {
-    const { sql, params } = statement(sqliteQueries, filters, after);
+  const plan = (sql: string, params: (string | number | null)[]) => {
     const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
     return rows.map((row) => row.detail).join("\n");
+  };
+  const pagePlan = (filters: SessionFilters, after: PageKey | null) => {
+    const { sql, params } = statement(sqliteQueries, filters, after);
+    return plan(sql, params);
   };
   try {
     for (const [name, filters, index, walks] of CASES) {
       await t.step(name, () => {
         for (const after of [null, CURSOR]) {
-          const detail = plan(filters, after);
+          const detail = pagePlan(filters, after);
           const walk = new RegExp(
             `SEARCH r USING COVERING INDEX session_actors_by_${index} \\(org_id=\\? AND ${index}${
               index === "agent" ? "_system" : "_id"
@@ -70,7 +75,7 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
       "domain: the newest sessions, checked by the domain's index, then its sessions",
       () => {
         for (const after of [null, CURSOR]) {
-          const detail = plan({ domain: "docs.python.org" }, after);
+          const detail = pagePlan({ domain: "docs.python.org" }, after);
           const walk =
             /SEARCH sessions USING COVERING INDEX sessions_by_last_seen \(org_id=\? AND last_seen>\?/g;
           assert.equal(detail.match(walk)?.length, 2, detail);
@@ -98,8 +103,24 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
         }
       },
     );
+    await t.step("a session's rollup rows are recounted from that session's calls only", () => {
+      const ingest = parseNamedSql(ingestSql);
+      for (const name of ["clear_session_actors", "recount_session_actors"]) {
+        const detail = plan(ingest[name]!, ["org_1", "s_1"]);
+        assert.match(
+          detail,
+          /SEARCH \w+ USING (COVERING )?(INDEX \w+|PRIMARY KEY) \(org_id=\? AND session_id=\?/,
+          detail,
+        );
+        assert.doesNotMatch(
+          detail,
+          /SCAN (tool_calls|session_actors)\b|tool_calls_by_actor/,
+          detail,
+        );
+      }
+    });
     await t.step("a time filter falls back to the calls' grouping", () => {
-      const detail = plan({ actor: "act_7", before: 1 }, null);
+      const detail = pagePlan({ actor: "act_7", before: 1 }, null);
       assert.match(detail, /tool_calls/, detail);
       assert.doesNotMatch(detail, /session_actors/, detail);
     });

@@ -144,12 +144,17 @@ ON CONFLICT (org_id, session_id, actor_id, agent_system) DO UPDATE SET
 -- name: clear_session_actors
 DELETE FROM session_actors WHERE org_id = ? AND session_id = ?;
 
+-- The session's calls are read first (MATERIALIZED): grouped in place, the
+-- planner would walk the organization's calls in actor order to skip a sort.
 -- name: recount_session_actors
 INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen, last_seen,
   calls, errors, oks, model_key)
+WITH calls AS MATERIALIZED (
+  SELECT org_id, session_id, actor_id, agent_system, ts, id, outcome, model FROM tool_calls
+  WHERE org_id = ?1 AND session_id = ?2
+)
 SELECT org_id, session_id, actor_id, agent_system, min(ts), max(ts), count(*),
   sum(outcome = 'error'), sum(outcome = 'ok'),
   max(CASE WHEN model IS NOT NULL AND model <> '' THEN printf('%015d|%s|%s', ts, id, model) END)
-FROM tool_calls
-WHERE org_id = ?1 AND session_id = ?2
+FROM calls
 GROUP BY actor_id, agent_system;
