@@ -151,6 +151,17 @@ Deno.test({
         INSERT INTO sessions (org_id, session_id, seq, actor_id, first_seen, last_seen)
         SELECT org_id, session_id, 1, min(actor_id), min(first_seen), max(last_seen)
         FROM session_actors GROUP BY org_id, session_id`);
+      // One call per session; a third of them reached api.github.com.
+      await sql.unsafe(`
+        INSERT INTO tool_calls (id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type,
+          category, outcome, agent_system, source)
+        SELECT 'c_' || session_id, org_id, 1, session_id, actor_id, last_seen, 'Bash', 'builtin',
+          'code_exec', 'ok', 'claude-code', 'otlp_logs'
+        FROM sessions`);
+      await sql.unsafe(`
+        INSERT INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts)
+        SELECT id, 'api.github.com', 'https', org_id, 1, session_id, ts FROM tool_calls
+        WHERE ts % 3 = 0`);
       await sql.unsafe("ANALYZE");
       const plan = async (filters: SessionFilters, after: PageKey | null) => {
         const { sql: text, params } = statement(postgresQueries, filters, after);
@@ -179,6 +190,16 @@ Deno.test({
           }
         });
       }
+      await t.step("domain: the newest sessions, then the domain's own only if asked", async () => {
+        for (const after of [null, CURSOR]) {
+          const detail = await plan({ domain: "api.github.com" }, after);
+          assert.match(detail, /Index Only Scan using sessions_by_last_seen on sessions/, detail);
+          assert.match(detail, /Index Only Scan using domain_hits_by_domain on domain_hits d/);
+          // The domain's own sessions run under a one-time filter on the walk's answer.
+          assert.match(detail, /One-Time Filter: \(NOT \$\d+\)/, detail);
+          assert.doesNotMatch(detail, /tool_calls|Seq Scan on session_actors/, detail);
+        }
+      });
     } finally {
       await sql.end();
     }
