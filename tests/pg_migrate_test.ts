@@ -149,6 +149,22 @@ async function assertSameRows(dir: string, url: string): Promise<Record<string, 
   return counts;
 }
 
+/** The session rollup, not copied but rebuilt from the copied calls, equals the source's. */
+async function assertSameRollup(dir: string, url: string): Promise<void> {
+  const key = ["org_id", "session_id", "actor_id", "agent_system"];
+  const columns = [...key, "first_seen", "last_seen", "calls", "errors", "oks", "model_key"];
+  const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+  let expected: Record<string, unknown>[];
+  try {
+    expected = db.prepare(`SELECT ${columns.join(", ")} FROM session_actors ORDER BY ${key}`)
+      .all().map((row) => ({ ...row }));
+  } finally {
+    db.close();
+  }
+  assert.ok(expected.length > 0, "session_actors has rows");
+  assert.deepEqual(await pgRows(url, "session_actors", columns, key), expected, "session_actors");
+}
+
 /** Runs the command as a user would; `env` adds to the environment. */
 async function migrate(args: string[], env: Record<string, string> = {}) {
   const output = await new Deno.Command(Deno.execPath(), {
@@ -223,6 +239,7 @@ Deno.test({
 
     const counts = await assertSameRows(server.dir, db.url);
     assert.deepEqual(result.tables, counts, "each row written once");
+    await assertSameRollup(server.dir, db.url);
     assert.ok(counts.tool_calls! > 500, `several hundred calls: ${counts.tool_calls}`);
     for (
       const table of ["risk_flags", "domain_hits", "model_calls", "decisions", "metric_points"]
