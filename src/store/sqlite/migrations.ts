@@ -21,6 +21,9 @@ import telemetryRangeRepair from "../../../sql/sqlite/telemetry_0004_range_repai
 import telemetryMetricPoints from "../../../sql/sqlite/telemetry_0005_metric_points.sql" with {
   type: "text",
 };
+import telemetryLeanFilters from "../../../sql/sqlite/telemetry_0006_lean_filters.sql" with {
+  type: "text",
+};
 import telemetrySessionActors from "../../../sql/sqlite/telemetry_0007_session_actors.sql" with {
   type: "text",
 };
@@ -39,5 +42,6 @@ export const telemetryMigrations: readonly Migration[] = [
   { version: 3, name: "lean indexes", sql: telemetryLeanIndexes },
   { version: 4, name: "range repair", sql: telemetryRangeRepair },
   { version: 5, name: "metric points", sql: telemetryMetricPoints },
+  { version: 6, name: "lean filters", sql: telemetryLeanFilters },
   { version: 7, name: "session actors", sql: telemetrySessionActors },
 ];
