@@ -31,13 +31,16 @@ const ENGINE_ONLY: Readonly<
     why: "SQLite deletes row by row in bounded batches; PostgreSQL deletes each kind in one " +
       "statement over arrays",
     sqlite: [
+      "delete_metric_point",
       "delete_model_call",
       "delete_tool_call",
       "drop_empty_session",
+      "oldest_metric_points",
       "oldest_time",
       "recount_session_cost",
     ],
     postgres: [
+      "delete_old_metric_points",
       "delete_old_model_calls",
       "delete_old_tool_calls",
       "drop_empty_sessions",
