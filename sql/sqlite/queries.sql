@@ -234,26 +234,20 @@ WITH RECURSIVE v(value) AS (
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
 
--- `tool_type || ''` and `category || ''`: the keys of their facet indexes
--- (sql/sqlite/telemetry_0006_lean_filters.sql), which list filters never use.
 -- name: facet_tool_types
 WITH RECURSIVE v(value) AS (
-  SELECT min(tool_type || '') FROM tool_calls WHERE org_id = ?1
+  SELECT min(tool_type) FROM tool_calls WHERE org_id = ?1
   UNION ALL
-  SELECT (
-    SELECT min(tool_type || '') FROM tool_calls WHERE org_id = ?1 AND tool_type || '' > v.value
-  )
+  SELECT (SELECT min(tool_type) FROM tool_calls WHERE org_id = ?1 AND tool_type > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
 
 -- name: facet_categories
 WITH RECURSIVE v(value) AS (
-  SELECT min(category || '') FROM tool_calls WHERE org_id = ?1
+  SELECT min(category) FROM tool_calls WHERE org_id = ?1
   UNION ALL
-  SELECT (
-    SELECT min(category || '') FROM tool_calls WHERE org_id = ?1 AND category || '' > v.value
-  )
+  SELECT (SELECT min(category) FROM tool_calls WHERE org_id = ?1 AND category > v.value)
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;

@@ -21,9 +21,6 @@ import telemetryRangeRepair from "../../../sql/sqlite/telemetry_0004_range_repai
 import telemetryMetricPoints from "../../../sql/sqlite/telemetry_0005_metric_points.sql" with {
   type: "text",
 };
-import telemetryLeanFilters from "../../../sql/sqlite/telemetry_0006_lean_filters.sql" with {
-  type: "text",
-};
 import telemetrySessionActors from "../../../sql/sqlite/telemetry_0007_session_actors.sql" with {
   type: "text",
 };
@@ -42,6 +39,7 @@ export const telemetryMigrations: readonly Migration[] = [
   { version: 3, name: "lean indexes", sql: telemetryLeanIndexes },
   { version: 4, name: "range repair", sql: telemetryRangeRepair },
   { version: 5, name: "metric points", sql: telemetryMetricPoints },
-  { version: 6, name: "lean filters", sql: telemetryLeanFilters },
+  // Version 6 (dropping the tool_type, category and outcome indexes) was withdrawn before any
+  // release: a value an organization rarely or never stored made its list walk every call.
   { version: 7, name: "session actors", sql: telemetrySessionActors },
 ];
