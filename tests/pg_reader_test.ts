@@ -98,6 +98,7 @@ const TABLES = [
   "risk_flags",
   "domain_hits",
   "tombstones",
+  "session_actors",
 ];
 
 /** Copies every telemetry row of `telemetry.db` into PostgreSQL with multi-row inserts. */
@@ -359,10 +360,12 @@ Deno.test({
       await t.step("filtered sessions read calls through the filter's index", async () => {
         for (
           const [filter, index] of [
-            [{ actor: "act_1" }, "tool_calls_by_actor"],
+            // Without a time filter an actor's or a domain's sessions come from the
+            // session_actors rollup (tests/session_rollup_plan_test.ts); with one, from calls.
+            [{ actor: "act_1", after: 0 }, "tool_calls_by_actor"],
             [{ outcome: "rejected" }, "tool_calls_by_outcome"],
             [{ sessionId: "s000101" }, "tool_calls_by_session"],
-            [{ domain: "pypi.org" }, "tool_calls_by_session"],
+            [{ domain: "pypi.org", after: 0 }, "tool_calls_by_session"],
           ] as const
         ) {
           const detail = await plan(sql, postgresQueries.sessionsPage("org_A", filter, null, 50));

@@ -76,8 +76,10 @@ SELECT p.session_id, s.actor_id, g.first_seen, p.last_seen, g.tool_call_count, g
   g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd
 FROM page AS p
 CROSS JOIN LATERAL (
-  SELECT min(r.first_seen) AS first_seen, sum(r.calls) AS tool_call_count,
-    sum(r.errors) AS error_count, sum(r.oks) AS success_count, max(r.model_key) AS model_key
+  -- sum(bigint) is numeric, which the driver returns as text: back to bigint.
+  SELECT min(r.first_seen) AS first_seen, sum(r.calls)::bigint AS tool_call_count,
+    sum(r.errors)::bigint AS error_count, sum(r.oks)::bigint AS success_count,
+    max(r.model_key) AS model_key
   FROM session_actors AS r
   WHERE r.org_id = ? AND r.session_id = p.session_id /*rows*/
 ) AS g
