@@ -8,6 +8,11 @@
  * edges, read with the answer in one snapshot). The answer is then returned
  * with the new request's own `window`.
  *
+ * An answer also records when the catch-up its replica state came from
+ * started (`takenAt`): a request that may be answered from a recent state
+ * (see `InsightReader.staleFloor`) takes an answer of an earlier replica
+ * position as long as that state is no older than its floor.
+ *
  * @module
  */
 import type { InsightBody } from "./insights.ts";
@@ -21,6 +26,8 @@ export interface WindowEdges {
 
 interface Entry {
   version: number;
+  /** Start of the catch-up the answer's replica state came from (epoch ms); -Infinity: unknown. */
+  takenAt: number;
   start: number;
   end: number;
   edges: WindowEdges;
@@ -51,14 +58,16 @@ export class InsightCache {
     return `${name}\u0000${orgId}\u0000${window.window}\u0000${window.granularity}`;
   }
 
-  /** The answer for `window` at replica position `version`, or null. */
-  get(key: string, version: number, window: InsightWindow): InsightBody | null {
+  /**
+   * The answer for `window` at replica position `version`, or, when `floor`
+   * (epoch ms) is given, at any position whose state was taken at or after
+   * it; else null.
+   */
+  get(key: string, version: number, window: InsightWindow, floor?: number): InsightBody | null {
     const entry = this.#entries.get(key);
     if (entry === undefined) return null;
-    if (entry.version !== version) {
-      this.#delete(key, entry);
-      return null;
-    }
+    const recent = floor !== undefined && entry.takenAt >= floor;
+    if (entry.version !== version && !recent) return null;
     if (!holds(entry, window)) return null;
     // Most recently used last.
     this.#entries.delete(key);
@@ -66,23 +75,31 @@ export class InsightCache {
     return { window: windowObject(window), ...entry.body };
   }
 
-  /** Keeps the answer computed for `window` at `version` with its window's edges. */
+  /**
+   * Keeps the answer computed for `window` at `version` (a replica state
+   * taken at `takenAt`, epoch ms) with its window's edges.
+   */
   set(
     key: string,
     version: number,
     window: InsightWindow,
     edges: WindowEdges,
     body: InsightBody,
+    takenAt = -Infinity,
   ): void {
     const { window: _, ...rest } = body;
     const bytes = JSON.stringify(rest).length;
     if (bytes > this.#maxBytes / 4) return;
     const old = this.#entries.get(key);
     // An older request finishing late does not replace a newer answer.
-    if (old !== undefined && old.version === version && old.end > window.end) return;
+    if (
+      old !== undefined &&
+      (old.version > version || (old.version === version && old.end > window.end))
+    ) return;
     if (old !== undefined) this.#delete(key, old);
     this.#entries.set(key, {
       version,
+      takenAt,
       start: window.start,
       end: window.end,
       edges,

@@ -3,7 +3,9 @@
  * everything acknowledged before the request (a retryable `503` while it is
  * being built), read the insight's statements in one snapshot, shape the
  * envelope; and the cached path the routes take, which reuses an answer while
- * the replica and the window's rows are unchanged (`insight_cache.ts`).
+ * the replica and the window's rows are unchanged (`insight_cache.ts`), and
+ * under continuous ingest answers from a replica state no older than the
+ * freshness bound without waiting for a catch-up (`InsightReader.staleFloor`).
  *
  * @module
  */
@@ -35,6 +37,17 @@ export interface InsightReader {
   read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]>;
   /** The replica's position: changes whenever its rows change. */
   readonly version: number;
+  /**
+   * When the catch-up the replica's rows are complete up to started (epoch
+   * ms); null before the first one ended.
+   */
+  readonly takenAt: number | null;
+  /**
+   * The oldest replica state (catch-up start, epoch ms) a request arriving now
+   * may be answered from without waiting for a catch-up, or null when it must
+   * wait for {@link caughtUp}: null unless telemetry is being received now.
+   */
+  staleFloor(): number | null;
 }
 
 const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
@@ -101,12 +114,14 @@ export class CachedInsights {
     deadline: number,
     filters: InsightFilters = {},
   ): Promise<InsightBody> {
-    await this.#reader.caughtUp(deadline);
+    const floor = this.#reader.staleFloor() ?? undefined;
+    if (floor === undefined) await this.#reader.caughtUp(deadline);
     const key = `${InsightCache.key(name, orgId, window)}\u0000${filters.actor ?? ""}\u0000${
       (filters.team ?? []).join(",")
     }`;
     const version = this.#reader.version;
-    const cached = this.#cache.get(key, version, window);
+    const takenAt = this.#reader.takenAt ?? -Infinity;
+    const cached = this.#cache.get(key, version, window, floor);
     if (cached !== null) {
       this.#hits++;
       return cached;
@@ -114,7 +129,7 @@ export class CachedInsights {
     const pending = this.#pending.get(key);
     if (pending !== undefined) {
       await pending.catch(() => {});
-      const shared = this.#cache.get(key, this.#reader.version, window);
+      const shared = this.#cache.get(key, this.#reader.version, window, floor);
       if (shared !== null) {
         this.#hits++;
         return shared;
@@ -126,10 +141,9 @@ export class CachedInsights {
     this.#pending.set(key, work);
     try {
       const { body, edges } = await work;
-      // Rows copied meanwhile may or may not be in the snapshot read: not kept.
-      if (edges !== null && this.#reader.version === version) {
-        this.#cache.set(key, version, window, edges, body);
-      }
+      // Rows copied meanwhile may be in the snapshot read: kept under the
+      // position and catch-up read before it, which it holds at least.
+      if (edges !== null) this.#cache.set(key, version, window, edges, body, takenAt);
       return body;
     } finally {
       if (this.#pending.get(key) === work) this.#pending.delete(key);

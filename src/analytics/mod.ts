@@ -7,6 +7,14 @@
  * and repeated requests are answered from a cache keyed by the replica's
  * position (`insight_cache.ts`).
  *
+ * Freshness: an answer holds every write acknowledged before its request,
+ * except while telemetry is being received (an export in flight on this node
+ * when the request arrives): the answer may then come from the replica as of
+ * a catch-up that started at most {@link INSIGHT_FRESHNESS_MS} before the
+ * request, and such requests start a background catch-up once the last one
+ * is {@link REFRESH_MS} old. Under continuous ingest, insights stop queueing
+ * behind catch-ups and the cache is not emptied by each one.
+ *
  * @module
  */
 import { log } from "../log.ts";
@@ -44,6 +52,12 @@ export {
 } from "./window.ts";
 export { type CatchUpStats, REPLICA_SCHEMA_VERSION, type ReplicaSourceSpec } from "./replica.ts";
 
+/** How old the replica state an insight answers from may be while telemetry is being received. */
+export const INSIGHT_FRESHNESS_MS = 2_000;
+
+/** Under continuous ingest, how often insight requests start a background catch-up. */
+const REFRESH_MS = 1_000;
+
 /** Options of {@link openAnalytics}. */
 export interface AnalyticsOptions {
   /** Path of `analytics.duckdb` (created, or deleted and rebuilt, as needed). */
@@ -54,6 +68,14 @@ export interface AnalyticsOptions {
   timeoutMs: number;
   /** Log nothing (tests). */
   quiet?: boolean;
+  /**
+   * Exports being written on this node now. While it is above zero, insights
+   * may answer from a replica state up to `freshnessMs` old. Without it every
+   * answer waits for the writes acknowledged before its request.
+   */
+  ingestInFlight?: () => number;
+  /** The freshness bound under continuous ingest, ms; {@link INSIGHT_FRESHNESS_MS} by default. */
+  freshnessMs?: number;
 }
 
 /** The open analytics service. */
@@ -123,11 +145,24 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
       });
     }
   });
+  const freshnessMs = options.freshnessMs ?? INSIGHT_FRESHNESS_MS;
+  const refreshMs = Math.min(REFRESH_MS, freshnessMs / 2);
   const reader: InsightReader = {
     caughtUp: (deadline) => replica.whileBuilding(catchUp(), deadline),
     read: (statements, deadline) => replica.read(statements, deadline),
     get version() {
       return replica.version;
+    },
+    get takenAt() {
+      return replica.takenAt;
+    },
+    staleFloor() {
+      if ((options.ingestInFlight?.() ?? 0) <= 0) return null;
+      const takenAt = replica.takenAt;
+      const floor = Date.now() - freshnessMs;
+      if (takenAt === null || takenAt < floor) return null;
+      replica.refresh(refreshMs);
+      return floor;
     },
   };
   const cached = new CachedInsights(reader);

@@ -192,6 +192,8 @@ export class Replica {
   #bulkFromSeq = 0;
   /** Counts the commits that changed the replica's rows (see {@link version}). */
   #version = 0;
+  /** When the last catch-up that ended started (epoch ms), or null. */
+  #takenAt: number | null = null;
 
   private constructor(
     options: ReplicaOptions,
@@ -262,6 +264,25 @@ export class Replica {
    */
   get version(): number {
     return this.#version;
+  }
+
+  /**
+   * When the last catch-up that ended started (epoch ms): the replica holds
+   * everything the source had committed then. Null before the first one ended.
+   */
+  get takenAt(): number | null {
+    return this.#takenAt;
+  }
+
+  /**
+   * Starts a catch-up in the background unless one is running or the last
+   * one started less than `ms` ago; its failure surfaces on the next caller
+   * that waits for a catch-up.
+   */
+  refresh(ms: number): void {
+    if (this.#closed || this.#running !== null || this.#healing !== null) return;
+    if (this.#takenAt !== null && Date.now() - this.#takenAt < ms) return;
+    this.catchUp().catch(noop);
   }
 
   /**
@@ -412,6 +433,7 @@ export class Replica {
     this.#sync = fresh.connection;
     this.#pool = new ReadPool(fresh.instance);
     this.#progress = NO_PROGRESS;
+    this.#takenAt = null;
     this.#version++;
     await this.#runCatchUp();
     this.#damage = null;
@@ -433,6 +455,7 @@ export class Replica {
   }
 
   async #runCatchUp(): Promise<void> {
+    const startedAt = Date.now();
     const run = new CatchUpRun(this.#sync, this.#source.tombstones, this.#progress, {
       quiet: this.#options.quiet ?? false,
       isClosed: () => this.#closed || this.#draining,
@@ -451,6 +474,7 @@ export class Replica {
     } finally {
       this.#bulk = false;
     }
+    this.#takenAt = startedAt;
     const stats = run.finish();
     if (stats) this.lastCatchUp = stats;
   }

@@ -17,6 +17,7 @@ import type { RetentionResult } from "../store/stores.ts";
 import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";
+import { IngestActivity } from "./ingest_activity.ts";
 import { ServiceMetrics } from "../http/metrics.ts";
 import {
   DEFAULT_READ_DEADLINES,
@@ -54,6 +55,8 @@ export interface ServeOverrides {
   quiet?: boolean;
   /** Shorter read deadlines than {@link DEFAULT_READ_DEADLINES}, to test them. */
   readDeadlines?: Partial<ReadDeadlines>;
+  /** Another insight freshness bound under ingest than `INSIGHT_FRESHNESS_MS`, to test it. */
+  insightFreshnessMs?: number;
 }
 
 type Handler = (request: Request) => Promise<Response>;
@@ -66,7 +69,9 @@ export async function startServer(
   setLogLevel(config.logLevel);
   const stores = await openStores(config);
   const keys = overrides.keys ? overrides.keys(stores.keys) : stores.keys;
-  const { reader, writer } = stores;
+  const { reader } = stores;
+  const ingestActivity = new IngestActivity();
+  const writer = stores.writer && ingestActivity.countWrites(stores.writer);
   let analytics: Analytics;
   let cursorSecret: Uint8Array;
   try {
@@ -75,6 +80,8 @@ export async function startServer(
       path: dataPaths(config.dataDir).analytics,
       source: stores.replicaSource,
       timeoutMs: config.queryTimeoutMs,
+      ingestInFlight: () => ingestActivity.inFlight,
+      freshnessMs: overrides.insightFreshnessMs,
     });
   } catch (error) {
     await stores.close();
@@ -92,6 +99,12 @@ export async function startServer(
     read: () =>
       writer ? [{ labels: {}, value: Math.max(0, writer.lastSeq - analytics.lastSeq) }] : [],
   });
+  metrics.addGauge({
+    name: "agent_telemetry_ingest_in_flight",
+    help:
+      "OTLP/HTTP exports being answered plus telemetry writes in progress (an HTTP export being written counts twice); above zero, insights may answer from a replica state within the freshness bound.",
+    read: () => [{ labels: {}, value: ingestActivity.inFlight }],
+  });
   const readiness = async () => {
     await stores.readiness();
     analytics.checkReady();
@@ -107,7 +120,7 @@ export async function startServer(
     logError,
     routes: [...insightRoutes(analytics), ...(overrides.routes ?? [])],
   });
-  const ingestApp = createIngestApp({
+  const ingestApp = ingestActivity.countRequests(createIngestApp({
     keys,
     writer,
     maxBytes: config.ingestMaxBytes,
@@ -115,7 +128,7 @@ export async function startServer(
     readiness,
     logError,
     metricsAccess: config.metricsAccess,
-  });
+  }));
   if (config.metricsAccess.kind === "refused") {
     log(
       "warn",

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
+import { claudeExport, toolResult } from "./_otlp.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function exportOf(id: string) {
+  return claudeExport([
+    toolResult({ session: "s-fresh", id, tool: "Bash", timeMs: Date.now() - 60_000 }),
+  ]);
+}
+
+async function send(server: TestServer, org: TestOrg, id: string): Promise<void> {
+  const response = await server.ingest("/v1/logs", exportOf(id), org.ingestKey);
+  assert.equal(response.status, 200, await response.text());
+}
+
+async function calls(server: TestServer, org: TestOrg): Promise<number> {
+  const { status, body } = await server.getJson("/v1/insights/activity?window=7d", org.apiKey);
+  assert.equal(status, 200);
+  return body.summary.total_calls;
+}
+
+async function inFlight(server: TestServer): Promise<number> {
+  const text = await (await fetch(`${server.ingestUrl}/metrics`)).text();
+  return Number(/^agent_telemetry_ingest_in_flight (\d+)/m.exec(text)?.[1]);
+}
+
+/**
+ * An export whose body is still arriving: sent up to its last byte, which
+ * {@link HeldExport.finish} sends. Resolves once the node counts it in flight.
+ */
+async function holdExport(server: TestServer, org: TestOrg, id: string) {
+  const bytes = new TextEncoder().encode(JSON.stringify(exportOf(id)));
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => controller = c });
+  controller.enqueue(bytes.subarray(0, bytes.length - 1));
+  const answered = fetch(`${server.ingestUrl}/v1/logs`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${org.ingestKey}` },
+    body,
+  });
+  const deadline = Date.now() + 10_000;
+  while (await inFlight(server) === 0) {
+    assert.ok(Date.now() < deadline, "the node never counted the held export in flight");
+    await sleep(10);
+  }
+  return {
+    async finish(): Promise<void> {
+      controller.enqueue(bytes.subarray(bytes.length - 1));
+      controller.close();
+      const response = await answered;
+      assert.equal(response.status, 200, await response.text());
+    },
+  };
+}
+
+engineTest(
+  "GET /v1/insights/* sees every acknowledged export unless one is being received, then answers from a state within the freshness bound",
+  async () => {
+    await using server = await startTestServer({ overrides: { insightFreshnessMs: 60_000 } });
+    const org = await server.createOrg();
+    await send(server, org, "call-1");
+    assert.equal(await calls(server, org), 1);
+    await send(server, org, "call-2");
+    assert.equal(await calls(server, org), 2, "nothing in flight: the write just acknowledged");
+
+    const held = await holdExport(server, org, "call-4");
+    await send(server, org, "call-3");
+    assert.equal(
+      await calls(server, org),
+      2,
+      "an export in flight: the answer of the state caught up a moment ago, not waiting for call-3",
+    );
+    await held.finish();
+    assert.equal(await inFlight(server), 0);
+    assert.equal(await calls(server, org), 4, "nothing in flight again: every acknowledged call");
+  },
+);
+
+engineTest(
+  "GET /v1/insights/* waits for a catch-up when the replica state is older than the freshness bound, even under ingest",
+  async () => {
+    await using server = await startTestServer({ overrides: { insightFreshnessMs: 300 } });
+    const org = await server.createOrg();
+    await send(server, org, "call-1");
+    assert.equal(await calls(server, org), 1);
+    const held = await holdExport(server, org, "call-3");
+    await send(server, org, "call-2");
+    await sleep(400);
+    assert.equal(await calls(server, org), 2, "the state of the last catch-up is past the bound");
+    await held.finish();
+  },
+);
