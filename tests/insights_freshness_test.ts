@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
+import { InsightCache } from "../src/analytics/insight_cache.ts";
+import type { InsightBody } from "../src/analytics/insights.ts";
+import type { InsightWindow } from "../src/analytics/window.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -92,3 +95,46 @@ engineTest(
     await held.finish();
   },
 );
+
+Deno.test("the insight cache serves a recent enough state of an earlier position, with its own window once rows moved", () => {
+  const DAY = 86_400_000;
+  const cache = new InsightCache();
+  const window = (end: number): InsightWindow => ({
+    window: "7d",
+    granularity: "daily",
+    start: end - 7 * DAY,
+    end,
+  });
+  const body: InsightBody = {
+    window: { window: "7d", granularity: "daily", start: "", end: "" },
+    summary: { total_calls: 3 },
+    series: [],
+    breakdown: null,
+  };
+  const key = InsightCache.key("activity", "org", window(0));
+  const computed = window(10_000_000);
+  // Computed at position 4 from a catch-up started at 9,990,000; a row at end + 100.
+  cache.set(
+    key,
+    4,
+    computed,
+    { lo: computed.start + 500, hi: computed.end + 100 },
+    body,
+    9_990_000,
+  );
+  const later = window(10_000_050);
+  assert.equal(cache.get(key, 5, later), null, "position 5, no floor: recompute");
+  assert.equal(cache.get(key, 5, later, 9_990_001), null, "a state older than the floor");
+  assert.equal(
+    cache.get(key, 5, later, 9_990_000)?.window.end,
+    new Date(later.end).toISOString(),
+    "a state at the floor: the request's own window, no row moved",
+  );
+  const moved = window(10_000_200);
+  assert.equal(
+    cache.get(key, 5, moved, 9_990_000)?.window.end,
+    new Date(computed.end).toISOString(),
+    "a row entered: the window it was computed for, which ended after the floor",
+  );
+  assert.equal(cache.get(key, 5, moved, 10_000_001), null, "its window ended before the floor");
+});

@@ -204,5 +204,6 @@ DELETE FROM temp.stage_domain_hits;
 DELETE FROM temp.stage_metric_points;
 DELETE FROM temp.stage_tombstones;
 
--- name: set_meta
-UPDATE meta SET value = $value WHERE key = $key;
+-- name: set_progress
+UPDATE meta SET value = CASE key WHEN 'last_seq' THEN $seq ELSE $mark END
+WHERE key IN ('last_seq', 'mark');

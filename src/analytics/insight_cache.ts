@@ -11,7 +11,9 @@
  * An answer also records when the catch-up its replica state came from
  * started (`takenAt`): a request that may be answered from a recent state
  * (see `InsightReader.staleFloor`) takes an answer of an earlier replica
- * position as long as that state is no older than its floor.
+ * position as long as that state is no older than its floor, and, if rows
+ * entered or left the window since, as long as the answer's own window ended
+ * no earlier than the floor (it is then returned with that window).
  *
  * @module
  */
@@ -61,18 +63,23 @@ export class InsightCache {
   /**
    * The answer for `window` at replica position `version`, or, when `floor`
    * (epoch ms) is given, at any position whose state was taken at or after
-   * it; else null.
+   * it; else null. When rows entered or left the window since, an answer for
+   * a window that ended at or after `floor` is returned with that window.
    */
   get(key: string, version: number, window: InsightWindow, floor?: number): InsightBody | null {
     const entry = this.#entries.get(key);
     if (entry === undefined) return null;
     const recent = floor !== undefined && entry.takenAt >= floor;
     if (entry.version !== version && !recent) return null;
-    if (!holds(entry, window)) return null;
+    let answered = window;
+    if (!holds(entry, window)) {
+      if (floor === undefined || entry.end < floor) return null;
+      answered = { ...window, start: entry.start, end: entry.end };
+    }
     // Most recently used last.
     this.#entries.delete(key);
     this.#entries.set(key, entry);
-    return { window: windowObject(window), ...entry.body };
+    return { window: windowObject(answered), ...entry.body };
   }
 
   /**

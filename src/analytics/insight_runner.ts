@@ -48,6 +48,8 @@ export interface InsightReader {
    * wait for {@link caughtUp}: null unless telemetry is being received now.
    */
   staleFloor(): number | null;
+  /** Calls `listener` whenever the node starts receiving an export, until the returned function is called. */
+  onReceiving(listener: () => void): () => void;
 }
 
 const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
@@ -114,8 +116,30 @@ export class CachedInsights {
     deadline: number,
     filters: InsightFilters = {},
   ): Promise<InsightBody> {
-    const floor = this.#reader.staleFloor() ?? undefined;
-    if (floor === undefined) await this.#reader.caughtUp(deadline);
+    const arrived = Date.now();
+    let floor = this.#reader.staleFloor();
+    if (floor === null) {
+      // Waits for the writes acknowledged before the request, unless an
+      // export starts meanwhile: the node is then under ingest again.
+      const caught = this.#reader.caughtUp(deadline);
+      caught.catch(() => {});
+      let stop = () => {};
+      const receiving = new Promise<"receiving">((resolve) => {
+        stop = this.#reader.onReceiving(() => resolve("receiving"));
+      });
+      try {
+        if (await Promise.race([caught, receiving]) === "receiving") {
+          floor = this.#reader.staleFloor();
+        }
+      } finally {
+        stop();
+      }
+      if (floor === null) {
+        await caught;
+        // Any answer of a state caught up since the request arrived holds its writes.
+        floor = arrived;
+      }
+    }
     const key = `${InsightCache.key(name, orgId, window)}\u0000${filters.actor ?? ""}\u0000${
       (filters.team ?? []).join(",")
     }`;

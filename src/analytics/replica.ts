@@ -672,20 +672,21 @@ class Batch implements ReplicaBatch {
   /** Flushes the appenders and merges the staged rows and tombstones into the tables. */
   async merge(tombstones: ReplicaSource["tombstones"]): Promise<void> {
     this.#closeAppenders();
-    const connection = this.#connection;
-    const applyTombstones = async (name: string) => {
-      if (this.#tombstones > 0) await connection.run(namedSql(schema, name));
-    };
-    if (tombstones === "key") await applyTombstones("apply_tombstones_by_key");
+    // One script, one round trip: each statement is a trip through the event
+    // loop, which under load costs more than the statement.
+    const script: string[] = [];
+    if (this.#tombstones > 0 && tombstones === "key") {
+      script.push(namedSql(schema, "apply_tombstones_by_key"));
+    }
     for (const table of REPLICA_TABLES) {
       if (!this.#staged.has(table)) continue;
-      await connection.run(namedSql(schema, `delete_${table}`));
-      await connection.run(namedSql(schema, `insert_${table}`));
+      script.push(namedSql(schema, `delete_${table}`), namedSql(schema, `insert_${table}`));
     }
-    if (tombstones === "seq") await applyTombstones("apply_tombstones");
-    if (this.#staged.size > 0 || this.#tombstones > 0) {
-      await connection.run(namedSql(schema, "clear_staging"));
+    if (this.#tombstones > 0 && tombstones === "seq") {
+      script.push(namedSql(schema, "apply_tombstones"));
     }
+    if (script.length > 0) script.push(namedSql(schema, "clear_staging"));
+    if (script.length > 0) await this.#connection.run(script.join("\n"));
   }
 
   /** Closes the appenders of a batch being rolled back. */
@@ -726,14 +727,10 @@ async function recordProgress(
   connection: DuckDBConnection,
   progress: ReplicaProgress,
 ): Promise<void> {
-  await connection.run(namedSql(schema, "set_meta"), {
-    key: "last_seq",
-    value: String(progress.seq),
-  }, { key: VARCHAR, value: VARCHAR });
-  await connection.run(namedSql(schema, "set_meta"), {
-    key: "mark",
-    value: progress.mark,
-  }, { key: VARCHAR, value: VARCHAR });
+  await connection.run(namedSql(schema, "set_progress"), {
+    seq: String(progress.seq),
+    mark: progress.mark,
+  }, { seq: VARCHAR, mark: VARCHAR });
 }
 
 type Existing =

@@ -12,10 +12,22 @@ import type { RetentionResult, TelemetryWriterApi } from "../store/stores.ts";
 /** Exports in flight on this node. */
 export class IngestActivity {
   #inFlight = 0;
+  readonly #listeners = new Set<() => void>();
 
   /** Exports being received or written now. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** Calls `listener` whenever an export (or a write) starts, until the returned function is called. */
+  onStart(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #count(delta: number): void {
+    this.#inFlight += delta;
+    if (delta > 0) { for (const listener of this.#listeners) listener(); }
   }
 
   /** The ingest listener's handler, counting each POST until it is answered. */
@@ -24,18 +36,18 @@ export class IngestActivity {
   ): (request: Request) => Promise<Response> {
     return async (request) => {
       if (request.method !== "POST") return await handler(request);
-      this.#inFlight++;
+      this.#count(1);
       try {
         return await handler(request);
       } finally {
-        this.#inFlight--;
+        this.#count(-1);
       }
     };
   }
 
   /** The writer, counting each `ingest` call until it settles. */
   countWrites(writer: TelemetryWriterApi): TelemetryWriterApi {
-    return new CountedWriter(writer, (delta) => this.#inFlight += delta);
+    return new CountedWriter(writer, (delta) => this.#count(delta));
   }
 }
 

@@ -80,7 +80,7 @@ export async function startServer(
       path: dataPaths(config.dataDir).analytics,
       source: stores.replicaSource,
       timeoutMs: config.queryTimeoutMs,
-      ingestInFlight: () => ingestActivity.inFlight,
+      ingest: ingestActivity,
       freshnessMs: overrides.insightFreshnessMs,
     });
   } catch (error) {
