@@ -3,9 +3,15 @@
  * batch: a batch still running at the limit has its thread terminated (which
  * interrupts SQLite mid-query) and fails with {@link QueryTimeoutError}.
  * A batch goes only to a thread that has said it is ready, and its limit
- * starts then: a thread's start-up (loading, and type-checking under
- * `deno test`, can take seconds on a busy machine) never counts against a
- * query.
+ * starts when the thread begins it: a thread's start-up (loading, and
+ * type-checking under `deno test`, can take seconds on a busy machine) never
+ * counts against a query.
+ *
+ * Each thread holds up to {@link PIPELINE_DEPTH} batches, run in order, so it
+ * starts the next as soon as one ends instead of waiting for the event loop
+ * to take its answer and send another (under load that wait, not SQLite, was
+ * what lists queued for). A thread stopped at a batch's limit takes the
+ * batches behind it down too: they go back to the front of the queue.
  *
  * @module
  */
@@ -32,9 +38,14 @@ interface Job {
 interface Slot {
   worker: Worker;
   ready: boolean;
-  job: Job | null;
+  /** Batches sent to the thread, in the order it runs them; the first is running. */
+  jobs: Job[];
+  /** The time limit of the first batch. */
   timer: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** Batches sent ahead to one thread. */
+const PIPELINE_DEPTH = 4;
 
 /** Options of {@link ReaderPool}. */
 export interface ReaderPoolOptions {
@@ -87,7 +98,9 @@ export class ReaderPool implements TelemetryReader {
     for (const slot of this.#slots) {
       clearTimeout(slot.timer);
       slot.worker.terminate();
-      slot.job?.reject(new QueryFailedError("Reader pool is closed"));
+      for (const job of slot.jobs.splice(0)) {
+        job.reject(new QueryFailedError("Reader pool is closed"));
+      }
     }
     for (const job of this.#queue.splice(0)) {
       job.reject(new QueryFailedError("Reader pool is closed"));
@@ -97,7 +110,7 @@ export class ReaderPool implements TelemetryReader {
   #spawn(): Slot {
     const url = this.#options.workerUrl ?? new URL("./read_worker.ts", import.meta.url);
     const worker = new Worker(url, { type: "module" });
-    const slot: Slot = { worker, ready: false, job: null, timer: undefined };
+    const slot: Slot = { worker, ready: false, jobs: [], timer: undefined };
     worker.onmessage = (message: MessageEvent<ReaderMessage>) => {
       const data = message.data;
       if ("ready" in data) {
@@ -115,38 +128,51 @@ export class ReaderPool implements TelemetryReader {
     return slot;
   }
 
+  /** Sends queued batches to ready threads, the least loaded first, up to the depth. */
   #dispatch(): void {
-    for (const slot of this.#slots) {
-      if (slot.job !== null || !slot.ready) continue;
-      const job = this.#queue.shift();
-      if (!job) return;
-      slot.job = job;
-      slot.timer = setTimeout(
-        () => this.#replace(slot, new QueryTimeoutError("Query time limit exceeded")),
-        this.#options.timeoutMs,
-      );
-      slot.worker.postMessage(job.request);
+    for (let depth = 0; depth < PIPELINE_DEPTH && this.#queue.length > 0; depth++) {
+      for (const slot of this.#slots) {
+        if (!slot.ready || slot.jobs.length > depth) continue;
+        const job = this.#queue.shift();
+        if (!job) return;
+        slot.jobs.push(job);
+        if (slot.jobs.length === 1) this.#startLimit(slot);
+        slot.worker.postMessage(job.request);
+      }
     }
   }
 
+  /** Starts the time limit of the slot's first batch, which its thread is running now. */
+  #startLimit(slot: Slot): void {
+    slot.timer = setTimeout(
+      () => this.#replace(slot, new QueryTimeoutError("Query time limit exceeded")),
+      this.#options.timeoutMs,
+    );
+  }
+
   #finish(slot: Slot, response: ReadResponse): void {
-    const job = slot.job;
+    const job = slot.jobs[0];
     if (!job || job.request.id !== response.id) return;
     clearTimeout(slot.timer);
-    slot.job = null;
+    slot.jobs.shift();
+    if (slot.jobs.length > 0) this.#startLimit(slot);
     if (response.error !== undefined) job.reject(new QueryFailedError(response.error));
     else job.resolve(response.results);
     this.#dispatch();
   }
 
-  /** Terminates a slot's thread (interrupting its query) and starts a fresh one. */
+  /**
+   * Terminates a slot's thread (interrupting its query) and starts a fresh
+   * one; the running batch fails with `error`, those behind it are queued again.
+   */
   #replace(slot: Slot, error: Error): void {
     clearTimeout(slot.timer);
     slot.worker.terminate();
-    const job = slot.job;
+    const [running, ...waiting] = slot.jobs.splice(0);
     const index = this.#slots.indexOf(slot);
     if (index >= 0 && !this.#closed) this.#slots[index] = this.#spawn();
-    job?.reject(error);
+    running?.reject(error);
+    this.#queue.unshift(...waiting);
     this.#dispatch();
   }
 }
