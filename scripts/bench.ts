@@ -668,24 +668,71 @@ async function detailPhase(server: BenchServer, apiKey: string, store: BenchStor
   }
 }
 
-/** Insight timings by `name window`: HTTP samples, then in-process ones. */
+/**
+ * Insight timings by `name window`: over HTTP after new data (a cache miss:
+ * the replica catches up one small export, then computes) and repeated (a
+ * cache hit), then in-process ones.
+ */
 const insightTimes = new Map<
   string,
-  { http: number[]; duck: number[]; baseline: number[]; baselineCapped?: "capped" | "skipped" }
+  {
+    http: number[];
+    httpCached: number[];
+    duck: number[];
+    baseline: number[];
+    baselineCapped?: "capped" | "skipped";
+  }
 >();
 const insightKey = (name: InsightName, window: WindowName) => `${name} ${window}`;
 
-async function insightHttpPhase(server: BenchServer, apiKey: string) {
+/**
+ * Each insight over HTTP, twice: right after a small export was acknowledged
+ * (the answer must include it, so the cache cannot serve it: what a
+ * dashboard on live data gets), and repeated with nothing new (the cache).
+ * Without ingest keys (a reused directory) only the repeated figure is taken.
+ */
+async function insightHttpPhase(
+  server: BenchServer,
+  apiKey: string,
+  ingestKeys: readonly string[],
+) {
+  const newData = ingestKeys.length === 0
+    ? null
+    : generatedIngest({ ingestKeys, seed: 7, now: new Date() });
   for (const name of INSIGHT_NAMES) {
     progress(`insight ${name} over HTTP`);
     for (const window of WINDOWS) {
       const url = `${server.queryUrl}/v1/insights/${name}?window=${window}`;
       await timedGet(url, apiKey);
       const http: number[] = [];
-      for (let i = 0; i < budget.insightRuns; i++) http.push(await timedGet(url, apiKey));
-      insightTimes.set(insightKey(name, window), { http, duck: [], baseline: [] });
+      const httpCached: number[] = [];
+      for (let i = 0; i < budget.insightRuns; i++) {
+        if (newData !== null) {
+          await postExport(server, newData(Math.random));
+          http.push(await timedGet(url, apiKey));
+        }
+        httpCached.push(await timedGet(url, apiKey));
+      }
+      insightTimes.set(insightKey(name, window), { http, httpCached, duck: [], baseline: [] });
     }
   }
+}
+
+/** Sends one generated export to the ingest listener; throws unless it is acknowledged. */
+async function postExport(
+  server: BenchServer,
+  request: ReturnType<MixedRequests["ingest"]>,
+): Promise<void> {
+  const response = await fetch(`${server.ingestUrl}${request.path}`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${request.ingestKey}`,
+      "content-type": request.contentType,
+    },
+    body: request.body as Uint8Array<ArrayBuffer>,
+  });
+  await response.arrayBuffer();
+  if (response.status !== 200) throw new Error(`POST ${request.path}: ${response.status}`);
 }
 
 /** Where the baseline runs, for the report: SQLite in the bench process, PostgreSQL on its own. */
@@ -699,7 +746,7 @@ async function insightInProcessPhase(analytics: Analytics, store: BenchStore, or
       progress(`insight ${name}: DuckDB in-process and ${store.label} ${baselineWhere(store)}`);
       for (const window of WINDOWS) {
         const entry = insightTimes.get(insightKey(name, window)) ??
-          { http: [], duck: [], baseline: [] };
+          { http: [], httpCached: [], duck: [], baseline: [] };
         insightTimes.set(insightKey(name, window), entry);
         // Same rows, same window: the two engines must give the same body.
         const same = insightWindow(window, "daily", Date.now());
@@ -768,19 +815,21 @@ function firstDifference(a: unknown, b: unknown, path: string): string | null {
 function reportInsights(store: BenchStore) {
   const base = store.label;
   const rows: string[] = [
-    `| Insight | Window | DuckDB over HTTP p50 (max) | DuckDB in-process p50 | ${base} ${
+    `| Insight | Window | DuckDB over HTTP after new data p50 (max) | over HTTP repeated (cache) p50 | DuckDB in-process p50 | ${base} ${
       baselineWhere(store)
-    } p50 | ${base} ÷ DuckDB in-process | ${base} ÷ DuckDB over HTTP |`,
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    } p50 | ${base} ÷ DuckDB in-process | ${base} ÷ DuckDB over HTTP after new data |`,
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   let slowest = { key: "", p50: 0 };
+  let slowestWeek = { key: "", p50: 0 };
   let weakest = { key: "", ratio: Infinity, httpRatio: Infinity };
   for (const name of INSIGHT_NAMES) {
     for (const window of WINDOWS) {
       const key = insightKey(name, window);
       const t = insightTimes.get(key);
       if (!t) continue;
-      const http = percentile(t.http, 50);
+      const http = t.http.length > 0 ? percentile(t.http, 50) : NaN;
+      const cached = percentile(t.httpCached, 50);
       const duck = percentile(t.duck, 50);
       // A baseline stopped at the cap (or skipped after a shorter window was) is a lower bound.
       const bound = t.baselineCapped !== undefined;
@@ -791,30 +840,46 @@ function reportInsights(store: BenchStore) {
         : t.baselineCapped === "skipped"
         ? `> ${ms(baselineCapMs)} (not run: a shorter window passed the cap)`
         : ms(lite);
+      const httpText = Number.isNaN(http)
+        ? "not measured (reused directory: no ingest key)"
+        : `${ms(http)} (${ms(Math.max(...t.http))})`;
       rows.push(
-        `| ${name} | ${window} | ${ms(http)} (${ms(Math.max(...t.http))}) | ${
-          ms(duck)
-        } | ${liteText} | ${over}${times(lite / duck)} | ${over}${times(lite / http)} |`,
+        `| ${name} | ${window} | ${httpText} | ${ms(cached)} | ${ms(duck)} | ${liteText} | ${over}${
+          times(lite / duck)
+        } | ${Number.isNaN(http) ? "" : `${over}${times(lite / http)}`} |`,
       );
+      if (Number.isNaN(http)) continue;
       if (window === "90d") {
         if (http > slowest.p50) slowest = { key, p50: http };
         if (lite / duck < weakest.ratio) {
           weakest = { key, ratio: lite / duck, httpRatio: lite / http };
         }
       }
+      if (window === "7d" && http > slowestWeek.p50) slowestWeek = { key, p50: http };
     }
   }
-  const about = store.engine === "sqlite" ? "" : "PostgreSQL direct: the same insight in " +
+  const about = (store.engine === "sqlite" ? "" : "PostgreSQL direct: the same insight in " +
     "PostgreSQL's SQL (`sql/insights/postgres/`) sent by the bench process on its own " +
     "connection, statements pipelined in one read-only snapshot as the server's reads are; " +
-    "DuckDB in-process: a replica rebuilt from this database.\n\n";
+    "DuckDB in-process: a replica rebuilt from this database. ") +
+    "Over HTTP after new data: each sample follows an acknowledged export of " +
+    `${MIXED_INGEST_RECORDS} records, so the replica catches it up and the insight is computed ` +
+    "(never a cache hit); repeated: the same request again with nothing new (a cache hit).\n\n";
   sections.push(`## Insights\n\n${about}${rows.join("\n")}`);
   if (slowest.key) {
     report.add(
       "Insights",
-      "slowest 90d insight, DuckDB over HTTP p50",
+      "slowest 90d insight, DuckDB over HTTP after new data p50",
       `${ms(slowest.p50)} (${slowest.key}; all 18 in the Insights table)`,
-      { text: "each 90d ≤ 300 ms p50 (target at 10M)", met: slowest.p50 <= 300 },
+      { text: "each 90d ≤ 100 ms p50 (target at 10M)", met: slowest.p50 <= 100 },
+    );
+  }
+  if (slowestWeek.key) {
+    report.add(
+      "Insights",
+      "slowest 7d insight, DuckDB over HTTP after new data p50",
+      `${ms(slowestWeek.p50)} (${slowestWeek.key})`,
+      { text: "each 7d ≤ 10 ms p50 (target at 1M)", met: slowestWeek.p50 <= 10 },
     );
   }
   if (Number.isFinite(weakest.ratio)) {
@@ -1350,7 +1415,7 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       await rssPhase(server, "lists, details and insights over HTTP");
       await listPhase(server, apiKey, meta.actorIds, true);
       await detailPhase(server, apiKey, store);
-      await insightHttpPhase(server, apiKey);
+      await insightHttpPhase(server, apiKey, ingestKeys);
       server.assertAlive();
     }
   } finally {
