@@ -50,7 +50,17 @@ export interface InsightReader {
   staleFloor(): number | null;
   /** Calls `listener` whenever the node starts receiving an export, until the returned function is called. */
   onReceiving(listener: () => void): () => void;
+  /** Whether the node started receiving an export in the last `ms` milliseconds. */
+  receivedWithin(ms: number): boolean;
 }
+
+/**
+ * A request that finds no export in flight, right after one started, waits
+ * this long for the next before it asks for a catch-up: under continuous
+ * ingest the next export nearly always comes first, and the catch-up (a scan
+ * of the replica's keys) is spared.
+ */
+const INGEST_GAP_MS = 50;
 
 const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
 
@@ -121,23 +131,35 @@ export class CachedInsights {
     if (floor === null) {
       // Waits for the writes acknowledged before the request, unless an
       // export starts meanwhile: the node is then under ingest again.
-      const caught = this.#reader.caughtUp(deadline);
-      caught.catch(() => {});
       let stop = () => {};
       const receiving = new Promise<"receiving">((resolve) => {
         stop = this.#reader.onReceiving(() => resolve("receiving"));
       });
       try {
-        if (await Promise.race([caught, receiving]) === "receiving") {
-          floor = this.#reader.staleFloor();
+        if (this.#reader.receivedWithin(INGEST_GAP_MS)) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const gap = new Promise<"gap">((resolve) => {
+            timer = setTimeout(() => resolve("gap"), INGEST_GAP_MS);
+          });
+          if (await Promise.race([receiving, gap]) === "receiving") {
+            floor = this.#reader.staleFloor();
+          }
+          clearTimeout(timer);
+        }
+        if (floor === null) {
+          const caught = this.#reader.caughtUp(deadline);
+          caught.catch(() => {});
+          if (await Promise.race([caught, receiving]) === "receiving") {
+            floor = this.#reader.staleFloor();
+          }
+          if (floor === null) {
+            await caught;
+            // Any answer of a state caught up since the request arrived holds its writes.
+            floor = arrived;
+          }
         }
       } finally {
         stop();
-      }
-      if (floor === null) {
-        await caught;
-        // Any answer of a state caught up since the request arrived holds its writes.
-        floor = arrived;
       }
     }
     const key = `${InsightCache.key(name, orgId, window)}\u0000${filters.actor ?? ""}\u0000${

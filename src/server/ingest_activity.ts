@@ -12,11 +12,17 @@ import type { RetentionResult, TelemetryWriterApi } from "../store/stores.ts";
 /** Exports in flight on this node. */
 export class IngestActivity {
   #inFlight = 0;
+  #lastStart = -Infinity;
   readonly #listeners = new Set<() => void>();
 
   /** Exports being received or written now. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** When the last export (or write) started, `Date.now()` ms; -Infinity before the first. */
+  get lastStart(): number {
+    return this.#lastStart;
   }
 
   /** Calls `listener` whenever an export (or a write) starts, until the returned function is called. */
@@ -27,7 +33,9 @@ export class IngestActivity {
 
   #count(delta: number): void {
     this.#inFlight += delta;
-    if (delta > 0) { for (const listener of this.#listeners) listener(); }
+    if (delta <= 0) return;
+    this.#lastStart = Date.now();
+    for (const listener of this.#listeners) listener();
   }
 
   /** The ingest listener's handler, counting each POST until it is answered. */
