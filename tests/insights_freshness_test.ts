@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { InsightCache } from "../src/analytics/insight_cache.ts";
+import { IngestActivity } from "../src/server/ingest_activity.ts";
 import type { InsightBody } from "../src/analytics/insights.ts";
 import type { InsightWindow } from "../src/analytics/window.ts";
 
@@ -137,4 +138,28 @@ Deno.test("the insight cache serves a recent enough state of an earlier position
     "a row entered: the window it was computed for, which ended after the floor",
   );
   assert.equal(cache.get(key, 5, moved, 10_000_001), null, "its window ended before the floor");
+});
+
+Deno.test("ingest activity marks exports that overlap, never one sender's exports sent one at a time", async () => {
+  const activity = new IngestActivity();
+  const gates: (() => void)[] = [];
+  const handler = activity.countRequests(() =>
+    new Promise<Response>((resolve) => gates.push(() => resolve(new Response("{}"))))
+  );
+  const post = () => handler(new Request("http://127.0.0.1/v1/logs", { method: "POST" }));
+  const first = post();
+  gates.shift()!();
+  await first;
+  const second = post();
+  assert.equal(activity.inFlight, 1);
+  gates.shift()!();
+  await second;
+  assert.equal(activity.lastOverlap, -Infinity, "one at a time: no overlap");
+  const a = post();
+  const b = post();
+  assert.equal(activity.inFlight, 2);
+  assert.ok(Date.now() - activity.lastOverlap < 1000, "two at once: an overlap now");
+  for (const open of gates.splice(0)) open();
+  await Promise.all([a, b]);
+  assert.equal(activity.inFlight, 0);
 });

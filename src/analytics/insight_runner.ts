@@ -50,15 +50,16 @@ export interface InsightReader {
   staleFloor(): number | null;
   /** Calls `listener` whenever the node starts receiving an export, until the returned function is called. */
   onReceiving(listener: () => void): () => void;
-  /** Whether the node started receiving an export in the last `ms` milliseconds. */
-  receivedWithin(ms: number): boolean;
+  /** Whether, in the last `ms` milliseconds, an export started while another was in flight. */
+  concurrentIngestWithin(ms: number): boolean;
 }
 
 /**
- * A request that finds no export in flight, right after one started, waits
- * this long for the next before it asks for a catch-up: under continuous
- * ingest the next export nearly always comes first, and the catch-up (a scan
- * of the replica's keys) is spared.
+ * A request that finds no export in flight while exports were overlapping a
+ * moment ago waits this long for the next before it asks for a catch-up:
+ * under continuous ingest from several senders the next export nearly always
+ * comes first, and the catch-up (a scan of the replica's keys) is spared. A
+ * client that sends one export at a time never waits.
  */
 const INGEST_GAP_MS = 50;
 
@@ -136,7 +137,7 @@ export class CachedInsights {
         stop = this.#reader.onReceiving(() => resolve("receiving"));
       });
       try {
-        if (this.#reader.receivedWithin(INGEST_GAP_MS)) {
+        if (this.#reader.concurrentIngestWithin(INGEST_GAP_MS)) {
           let timer: ReturnType<typeof setTimeout> | undefined;
           const gap = new Promise<"gap">((resolve) => {
             timer = setTimeout(() => resolve("gap"), INGEST_GAP_MS);

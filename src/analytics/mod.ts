@@ -95,8 +95,8 @@ export interface AnalyticsOptions {
 export interface IngestSignal {
   /** Exports (or their writes) in progress now. */
   readonly inFlight: number;
-  /** When the last export started (`Date.now()` ms). */
-  readonly lastStart: number;
+  /** When an export last started while another was in flight (`Date.now()` ms). */
+  readonly lastOverlap: number;
   /** Calls `listener` whenever an export starts, until the returned function is called. */
   onStart(listener: () => void): () => void;
 }
@@ -188,7 +188,7 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
       return floor;
     },
     onReceiving: (listener) => options.ingest?.onStart(listener) ?? noop,
-    receivedWithin: (ms) => Date.now() - (options.ingest?.lastStart ?? -Infinity) <= ms,
+    concurrentIngestWithin: (ms) => Date.now() - (options.ingest?.lastOverlap ?? -Infinity) <= ms,
   };
   const cached = new CachedInsights(reader);
   return {

@@ -11,18 +11,25 @@ import type { RetentionResult, TelemetryWriterApi } from "../store/stores.ts";
 
 /** Exports in flight on this node. */
 export class IngestActivity {
-  #inFlight = 0;
-  #lastStart = -Infinity;
+  /** OTLP/HTTP export requests being answered. */
+  #requests = 0;
+  /** Writes in progress (an HTTP export's, or a gRPC export's). */
+  #writes = 0;
+  #lastOverlap = -Infinity;
   readonly #listeners = new Set<() => void>();
 
-  /** Exports being received or written now. */
+  /** Exports being received or written now (an HTTP export being written counts twice). */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#requests + this.#writes;
   }
 
-  /** When the last export (or write) started, `Date.now()` ms; -Infinity before the first. */
-  get lastStart(): number {
-    return this.#lastStart;
+  /**
+   * When an export last started while another was in flight (`Date.now()`
+   * ms; -Infinity before): several senders at once, which one client waiting
+   * for each acknowledgement never is.
+   */
+  get lastOverlap(): number {
+    return this.#lastOverlap;
   }
 
   /** Calls `listener` whenever an export (or a write) starts, until the returned function is called. */
@@ -31,10 +38,8 @@ export class IngestActivity {
     return () => this.#listeners.delete(listener);
   }
 
-  #count(delta: number): void {
-    this.#inFlight += delta;
-    if (delta <= 0) return;
-    this.#lastStart = Date.now();
+  #started(alreadyInFlight: number): void {
+    if (alreadyInFlight > 0) this.#lastOverlap = Date.now();
     for (const listener of this.#listeners) listener();
   }
 
@@ -44,18 +49,21 @@ export class IngestActivity {
   ): (request: Request) => Promise<Response> {
     return async (request) => {
       if (request.method !== "POST") return await handler(request);
-      this.#count(1);
+      this.#started(this.#requests++);
       try {
         return await handler(request);
       } finally {
-        this.#count(-1);
+        this.#requests--;
       }
     };
   }
 
   /** The writer, counting each `ingest` call until it settles. */
   countWrites(writer: TelemetryWriterApi): TelemetryWriterApi {
-    return new CountedWriter(writer, (delta) => this.#count(delta));
+    return new CountedWriter(writer, (delta) => {
+      if (delta > 0) this.#started(this.#writes);
+      this.#writes += delta;
+    });
   }
 }
 
