@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
+import { checkDataFiles, DataFileError } from "../src/store/sqlite/file_checks.ts";
 import { listenerUrl, runCliProcess, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
 import { canMount, spawnNamespacedServer } from "./_faults.ts";
 import { pgTestUrl } from "./_pg.ts";
@@ -325,5 +326,45 @@ Deno.test("data files and directories the CLI creates are its user's alone", asy
     }
   } finally {
     await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("start-up verifies every page of a small file, only header and schema of a large one", async () => {
+  const seed = await seedDataDir();
+  const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-large-" });
+  try {
+    for (const name of listing(seed.dir)) {
+      Deno.copyFileSync(`${seed.dir}/${name}`, `${dir}/${name}`);
+    }
+    const path = `${dir}/telemetry.db`;
+    const db = new DatabaseSync(path);
+    const { rootpage } = db.prepare(
+      "SELECT rootpage FROM sqlite_master WHERE type = 'index' ORDER BY rootpage DESC LIMIT 1",
+    ).get() as { rootpage: number };
+    const pageSize = Number(
+      (db.prepare("PRAGMA page_size").get() as { page_size: number }).page_size,
+    );
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.close();
+    overwrite(path, (rootpage - 1) * pageSize, new Uint8Array(pageSize).fill(0xa5));
+    const size = Deno.statSync(path).size;
+    // At the threshold the file still gets quick_check, which finds the page.
+    assert.throws(
+      () => checkDataFiles(dir, { quickCheckMaxBytes: size }),
+      (error: Error) => error instanceof DataFileError && /quick_check/.test(error.message),
+    );
+    // One byte above it only the header and schema are read: start-up time does not grow
+    // with the store, and `check` (full) still finds the damage.
+    assert.equal(checkDataFiles(dir, { quickCheckMaxBytes: size - 1 })[path], "ok");
+    assert.throws(
+      () => checkDataFiles(dir, { quickCheckMaxBytes: size - 1, full: true }),
+      (error: Error) => error instanceof DataFileError && error.message.includes(path),
+    );
+    // A damaged header is refused at any size.
+    overwrite(path, 0, new TextEncoder().encode("garbage!"));
+    assert.throws(() => checkDataFiles(dir, { quickCheckMaxBytes: 0 }), DataFileError);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(seed.dir, { recursive: true }).catch(() => {});
   }
 });
