@@ -361,7 +361,11 @@ async function ingestPhase(
   const rows = await store.rowsInSeqRange(seqBefore, seqAfter);
   const last = result.chunks.at(-1)!;
   const url = `${server.queryUrl}/v1/insights/activity?window=90d`;
-  const withCatchUp = await timedGet(url, apiKeyOf());
+  // A catch-up large enough to count as a build (PostgreSQL's seqs run ahead of its rows)
+  // answers 503 meanwhile: the time to the first 200 is the catch-up's.
+  const catchUpStarted = performance.now();
+  await insightsAnswered(server, apiKeyOf(), "90d", 50);
+  const withCatchUp = performance.now() - catchUpStarted;
   const without: number[] = [];
   for (let i = 0; i < 5; i++) without.push(await timedGet(url, apiKeyOf()));
   const catchUpMs = Math.max(0.001, withCatchUp - percentile(without, 50));
