@@ -9,6 +9,7 @@ import {
   testDatabase,
 } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
+import { assertAcknowledgedStored } from "./_acknowledged.ts";
 import { T0 } from "./_scenario.ts";
 
 const CALLS_PER_EXPORT = 50;
@@ -81,21 +82,12 @@ engineTest(
       assert.ok(acknowledged.length > 3, `acknowledged ${acknowledged.length}`);
 
       await using server = await startTestServer({ dir, database });
-      const seen = new Map<string, number>();
-      let cursor: string | undefined;
-      do {
-        const { body } = await server.getJson(
-          `/v1/sessions?limit=500${cursor ? `&cursor=${cursor}` : ""}`,
-          org.apiKey,
-        );
-        for (const s of body.data) seen.set(s.session_id, s.tool_call_count);
-        cursor = body.next_cursor;
-      } while (cursor);
-      for (const n of acknowledged) {
-        assert.equal(seen.get(`crash-${n}`), CALLS_PER_EXPORT, `export ${n} was acknowledged`);
-      }
-      assert.ok(seen.size <= sent, "nothing beyond what was sent");
-      for (const count of seen.values()) assert.equal(count, CALLS_PER_EXPORT, "all or nothing");
+      await assertAcknowledgedStored(server, org.apiKey, {
+        prefix: "crash",
+        acknowledged,
+        sent,
+        callsPerExport: CALLS_PER_EXPORT,
+      });
       const total = await server.getJson(`/v1/tool-calls?session_id=crash-0&limit=500`, org.apiKey);
       assert.equal(total.body.data.length, CALLS_PER_EXPORT, "a retried export is stored once");
     } finally {

@@ -12,6 +12,7 @@ import { telemetryMigrations } from "../src/store/sqlite/migrations.ts";
 import { TelemetryWriter } from "../src/store/sqlite/telemetry_writer.ts";
 import { createTestOrg, listenerUrl, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
+import { assertAcknowledgedStored } from "./_acknowledged.ts";
 import { T0 } from "./_scenario.ts";
 
 const CALLS_PER_EXPORT = 20;
@@ -120,21 +121,12 @@ Deno.test("SIGKILL with several exports in flight loses no acknowledged export",
     assert.ok(acknowledged.length >= 40, `acknowledged ${acknowledged.length}`);
 
     await using server = await startTestServer({ dir });
-    const seen = new Map<string, number>();
-    let cursor: string | undefined;
-    do {
-      const { body } = await server.getJson(
-        `/v1/sessions?limit=500${cursor ? `&cursor=${cursor}` : ""}`,
-        org.apiKey,
-      );
-      for (const s of body.data) seen.set(s.session_id, s.tool_call_count);
-      cursor = body.next_cursor;
-    } while (cursor);
-    for (const n of acknowledged) {
-      assert.equal(seen.get(`group-${n}`), CALLS_PER_EXPORT, `export ${n} was acknowledged`);
-    }
-    assert.ok(seen.size <= next, "nothing beyond what was sent");
-    for (const count of seen.values()) assert.equal(count, CALLS_PER_EXPORT, "all or nothing");
+    await assertAcknowledgedStored(server, org.apiKey, {
+      prefix: "group",
+      acknowledged,
+      sent: next,
+      callsPerExport: CALLS_PER_EXPORT,
+    });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
