@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { callTexts, detectToolCall } from "../detect/mod.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,
@@ -15,6 +14,7 @@ import type {
   TelemetryEvent,
   ToolCallEvent,
 } from "../ingest/types.ts";
+import { type CallFindings, detectEventCall, detectionOf } from "./call_detection.ts";
 import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";
 import { eventRowIds } from "./row_ids.ts";
 import type { IngestSummary, Sender } from "./stores.ts";
@@ -135,7 +135,9 @@ export interface IngestStore {
  * Stores every event of one export request through `store`: idempotent ids,
  * a rejected call replaced by its later result, decisions paired with their
  * calls, model calls inheriting the session's provider, detection on every
- * stored call, each touched session's row updated once at the end.
+ * stored call, each touched session's row updated once at the end. The row
+ * ids and detection findings may be computed ahead (`row_ids.ts`,
+ * `call_detection.ts`), off the writer's thread.
  */
 export function ingestEvents(
   store: IngestStore,
@@ -143,6 +145,7 @@ export function ingestEvents(
   events: readonly TelemetryEvent[],
   options: { redactSecrets: boolean },
   ids: readonly string[] = eventRowIds(sender, events),
+  findings?: readonly (CallFindings | null)[],
 ): IngestSummary {
   const batch = new EventBatch(store, sender, options.redactSecrets);
   const summary: IngestSummary = { toolCalls: 0, modelCalls: 0 };
@@ -151,10 +154,10 @@ export function ingestEvents(
     const id = ids[i]!;
     switch (event.kind) {
       case "tool_call":
-        if (batch.storeToolCall(id, event)) summary.toolCalls++;
+        if (batch.storeToolCall(id, event, findings?.[i])) summary.toolCalls++;
         break;
       case "decision":
-        if (batch.storeDecision(id, event)) summary.toolCalls++;
+        if (batch.storeDecision(id, event, findings?.[i])) summary.toolCalls++;
         break;
       case "model_call":
         if (batch.storeModelCall(id, event)) summary.modelCalls++;
@@ -222,7 +225,7 @@ class EventBatch {
    * trace and span ids. Otherwise a stored call stays, except a stored reject
    * that the call's result follows.
    */
-  storeToolCall(id: string, event: ToolCallEvent): boolean {
+  storeToolCall(id: string, event: ToolCallEvent, findings?: CallFindings | null): boolean {
     const store = this.#store;
     const existing = store.findToolCall(id);
     const fromSpan = event.source === "otlp_traces";
@@ -260,16 +263,16 @@ class EventBatch {
       }
       store.forgetDetections(id, store.nextSeq());
       store.deleteToolCall(id);
-      this.#insertToolCall(id, row);
+      this.#insertToolCall(id, row, event, findings);
       this.#sessionDelta(event).recount = true;
       return false;
     }
-    this.#insertToolCall(id, row);
+    this.#insertToolCall(id, row, event, findings);
     this.#addCallToSession(id, row);
     return true;
   }
 
-  storeDecision(id: string, event: DecisionEvent): boolean {
+  storeDecision(id: string, event: DecisionEvent, findings?: CallFindings | null): boolean {
     const store = this.#store;
     const source = event.decisionSource ?? null;
     store.upsertDecision(
@@ -299,11 +302,11 @@ class EventBatch {
       }
       store.forgetDetections(id, store.nextSeq());
       store.deleteToolCall(id);
-      this.#insertToolCall(id, row);
+      this.#insertToolCall(id, row, event, findings);
       this.#sessionDelta(event).recount = true;
       return false;
     }
-    this.#insertToolCall(id, row);
+    this.#insertToolCall(id, row, event, findings);
     this.#addCallToSession(id, row);
     return true;
   }
@@ -471,15 +474,16 @@ class EventBatch {
     }
   }
 
-  #insertToolCall(id: string, row: PendingCall): void {
-    const detection = detectToolCall({
-      toolName: row.toolName,
-      toolType: row.toolType,
-      category: row.category,
-      ...(row.arguments === undefined ? {} : { arguments: row.arguments }),
-      ...(row.result === undefined ? {} : { result: row.result }),
-      texts: callTexts(row),
-    }, { redact: this.#redact });
+  /** `findings`: computed ahead from `event`; undefined: detect here. */
+  #insertToolCall(
+    id: string,
+    row: PendingCall,
+    event: ToolCallEvent | DecisionEvent,
+    findings: CallFindings | null | undefined,
+  ): void {
+    const detection = findings === undefined
+      ? detectEventCall(event, this.#redact)
+      : detectionOf(event, findings);
     // Every free-form text is stored as detection returns it: redacted unless --keep-secrets.
     const texts = detection.texts ?? {};
     const store = this.#store;

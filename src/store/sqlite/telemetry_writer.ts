@@ -9,6 +9,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
+import type { CallFindings } from "../call_detection.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { ingestEvents, type IngestStore } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
@@ -39,6 +40,14 @@ export interface ExportToStore {
   sender: Sender;
   events: readonly TelemetryEvent[];
   points?: readonly MetricSample[];
+  /** Computed ahead, off this thread (`row_ids.ts`, `call_detection.ts`); else computed here. */
+  prepared?: PreparedEvents;
+}
+
+/** Each event's row id and detection findings, by position. */
+export interface PreparedEvents {
+  ids: readonly string[];
+  findings: readonly (CallFindings | null)[];
 }
 
 function asError(error: unknown): Error {
@@ -85,9 +94,13 @@ export class TelemetryWriter {
     sender: Sender,
     events: readonly TelemetryEvent[],
     points: readonly MetricSample[] = [],
+    prepared?: PreparedEvents,
   ): IngestSummary {
     if (events.length === 0 && points.length === 0) return { toolCalls: 0, modelCalls: 0 };
-    return tx(this.#db, () => this.#ingestIn({ sender, events, points }));
+    return tx(
+      this.#db,
+      () => this.#ingestIn({ sender, events, points, ...(prepared ? { prepared } : {}) }),
+    );
   }
 
   /**
@@ -122,9 +135,11 @@ export class TelemetryWriter {
     }
   }
 
-  #ingestIn({ sender, events, points = [] }: ExportToStore): IngestSummary {
+  #ingestIn({ sender, events, points = [], prepared }: ExportToStore): IngestSummary {
     this.#seq = this.currentSeq();
-    const summary = ingestEvents(this.#store, sender, events, this.#options);
+    const summary = prepared
+      ? ingestEvents(this.#store, sender, events, this.#options, prepared.ids, prepared.findings)
+      : ingestEvents(this.#store, sender, events, this.#options);
     for (const point of points) {
       const row = metricPointRow(sender, point, this.#nextSeq());
       this.#run("insert_metric_point", "run", ...METRIC_POINTS.values(row));

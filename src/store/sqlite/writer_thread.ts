@@ -9,6 +9,8 @@ import type { TelemetryEvent } from "../../ingest/types.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";
+import { exportFindings } from "../call_detection.ts";
+import { eventRowIds } from "../row_ids.ts";
 import type {
   IngestSummary,
   RetentionOptions,
@@ -16,6 +18,7 @@ import type {
   Sender,
   TelemetryWriterApi,
 } from "../stores.ts";
+import type { PreparedEvents } from "./telemetry_writer.ts";
 import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
@@ -37,6 +40,7 @@ export class WriterThread implements TelemetryWriterApi {
   readonly #pending = new Map<number, Pending>();
   readonly #outage = new WriteOutage();
   #path = "";
+  #redactSecrets = true;
   #nextId = 1;
   #lastSeq = 0;
   #closed: Promise<void> | null = null;
@@ -62,6 +66,7 @@ export class WriterThread implements TelemetryWriterApi {
   ): Promise<WriterThread> {
     const thread = new WriterThread();
     thread.#path = path;
+    thread.#redactSecrets = options.redactSecrets;
     await thread.#call({ op: "open", path, ...options });
     return thread;
   }
@@ -73,15 +78,26 @@ export class WriterThread implements TelemetryWriterApi {
 
   /**
    * Stores the events or metric points of one export request in one transaction. A refusal
-   * that passes (busy, full, read-only) rejects with `StoreUnavailableError`.
+   * that passes (busy, full, read-only) rejects with `StoreUnavailableError`. Row ids and
+   * detection are computed here, so that the writer thread, the bottleneck of ingest, only
+   * writes.
    */
   ingest(
     sender: Sender,
     events: TelemetryEvent[],
     points: readonly MetricSample[] = [],
   ): Promise<IngestSummary> {
+    let prepared: PreparedEvents;
+    try {
+      prepared = {
+        ids: eventRowIds(sender, events),
+        findings: exportFindings(events, this.#redactSecrets),
+      };
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#outage.track(
-      this.#call({ op: "ingest", sender, events, points }) as Promise<IngestSummary>,
+      this.#call({ op: "ingest", sender, events, points, prepared }) as Promise<IngestSummary>,
     );
   }
 

@@ -13,7 +13,7 @@ import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
 import { MEMORY_BUDGET } from "../../memory_budget.ts";
 import type { IngestSummary, RetentionOptions, Sender } from "../stores.ts";
-import { TelemetryWriter } from "./telemetry_writer.ts";
+import { type PreparedEvents, TelemetryWriter } from "./telemetry_writer.ts";
 
 /** Messages to the writer thread. */
 export type WriterRequest =
@@ -24,6 +24,7 @@ export type WriterRequest =
     sender: Sender;
     events: TelemetryEvent[];
     points: readonly MetricSample[];
+    prepared: PreparedEvents;
   }
   | { id: number; op: "probe"; write?: false }
   | { id: number; op: "probe"; write: true; path: string }
@@ -51,7 +52,7 @@ async function handle(request: WriterRequest): Promise<unknown> {
       retention = new Retention(db, request.path, request.retention);
       return null;
     case "ingest":
-      return writer!.ingest(request.sender, request.events, request.points);
+      return writer!.ingest(request.sender, request.events, request.points, request.prepared);
     case "probe":
       if (request.write) {
         probeFreeSpace(request.path);
