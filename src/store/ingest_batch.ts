@@ -203,6 +203,10 @@ interface SessionActorDelta {
   modelKey: string | null;
 }
 
+function decisionKey(sessionId: string, toolCallId: string): string {
+  return `${sessionId}\u0000${toolCallId}`;
+}
+
 /** The events of one export request, applied in order. */
 class EventBatch {
   readonly #store: IngestStore;
@@ -211,6 +215,10 @@ class EventBatch {
   readonly #sessions = new Map<string, SessionDelta>();
   /** By session and agent: every call of a batch comes from its one sender. */
   readonly #sessionActors = new Map<string, SessionActorDelta>();
+  /** Decisions this batch stored, by session and agent call id: no read for their results. */
+  readonly #decisions = new Map<string, StoredDecision>();
+  /** Session providers this batch read or set, by session. */
+  readonly #providers = new Map<string, string>();
 
   constructor(store: IngestStore, sender: Sender, redact: boolean) {
     this.#store = store;
@@ -247,7 +255,8 @@ class EventBatch {
     let decision = event.decision;
     let decisionSource = event.decisionSource;
     if (event.toolCallId !== undefined) {
-      const stored = store.findDecision(this.#sender.orgId, event.sessionId, event.toolCallId);
+      const stored = this.#decisions.get(decisionKey(event.sessionId, event.toolCallId)) ??
+        store.findDecision(this.#sender.orgId, event.sessionId, event.toolCallId);
       if (stored !== undefined) {
         decision = stored.decision;
         decisionSource = stored.decisionSource ?? undefined;
@@ -282,6 +291,10 @@ class EventBatch {
       event.decision,
       source,
     );
+    this.#decisions.set(decisionKey(event.sessionId, event.toolCallId), {
+      decision: event.decision,
+      decisionSource: source,
+    });
     const existing = store.findToolCall(id);
     if (existing && !(event.rejects && existing.source === "otlp_traces")) {
       store.annotateDecision(id, event.decision, source, store.nextSeq());
@@ -315,9 +328,12 @@ class EventBatch {
     const store = this.#store;
     const { orgId, actorId } = this.#sender;
     const delta = this.#sessionDelta(event);
-    const provider = event.providerName === ""
-      ? store.sessionProvider(orgId, event.sessionId)
-      : event.providerName;
+    let provider = event.providerName;
+    if (provider === "") {
+      provider = this.#providers.get(event.sessionId) ??
+        store.sessionProvider(orgId, event.sessionId);
+      this.#providers.set(event.sessionId, provider);
+    }
     const inserted = store.insertModelCall({
       id,
       org_id: orgId,
@@ -350,6 +366,7 @@ class EventBatch {
       this.#sender.orgId,
       event.sessionId,
     );
+    this.#providers.set(event.sessionId, event.providerName);
   }
 
   /** Applies each touched session's delta once; recounts where a call was replaced. */
