@@ -20,6 +20,17 @@ SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS seq FROM telemetry_seq;
 -- name: current_snapshot
 SELECT pg_current_snapshot()::text AS snapshot;
 
+-- How many rows of {table} in one range this catch-up copies, counted up to
+-- $6: whether it is a build (replica_source.ts BUILDING_ROWS). Sequence
+-- numbers cannot tell: the sequence runs 2-4 times ahead of the rows.
+-- name: rows_in_range
+SELECT count(*)::int AS rows FROM (
+  SELECT FROM {table}
+  WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
+    AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+  LIMIT $6
+) AS copied;
+
 -- The (txid, seq) of the $6-th following tool call / model call (0-based): bounds a chunk.
 -- name: nth_tool_call_key
 SELECT txid::text AS txid, seq FROM tool_calls

@@ -15,6 +15,7 @@ import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { connectPostgres, type Sql, type TransactionSql } from "../store/postgres/client.ts";
 import { deriveLineColumns } from "./file_changes.ts";
 import {
+  BUILDING_ROWS,
   CHUNK_ROWS,
   GROUP_ROWS,
   type ReplicaBatch,
@@ -34,6 +35,15 @@ const TABLES: readonly ReplicaTable[] = [
   "risk_flags",
   "domain_hits",
   "metric_points",
+];
+
+/** The tables a catch-up copies rows from, largest first: counting stops at BUILDING_ROWS. */
+const COUNTED: readonly string[] = [
+  "tool_calls",
+  "model_calls",
+  "metric_points",
+  "domain_hits",
+  "risk_flags",
 ];
 
 /** Transaction ids between two ranges of unseen ones below which they are read as one. */
@@ -103,10 +113,13 @@ export class PostgresReplicaSource implements ReplicaSource {
       const [row] = await tx.unsafe<{ snapshot: string }[]>(sqlOf("current_snapshot"));
       const snapshot = row!.snapshot;
       if (snapshot === progress.mark) return;
-      target.start(progress.seq, reached!.seq);
       const since = progress.mark ?? NOTHING_SEEN;
       const run: Run = { tx, since };
       const ranges = unseenRanges(since, snapshot);
+      // An empty replica has no tombstones to apply (see below).
+      const counted = progress.mark === null ? COUNTED : [...COUNTED, "tombstones"];
+      const copied = await countRows(run, ranges, counted, BUILDING_ROWS + 1);
+      target.start(progress.seq, reached!.seq, copied);
       // Copies show rows as they are in this snapshot, so the tombstones
       // committed since the mark go first and drop every row of their key,
       // whatever the seqs (not commit order here): a key stored again after
@@ -186,6 +199,28 @@ class RangeWalk {
   }
 }
 
+/**
+ * How many rows of `tables` the catch-up copies from `ranges`, counted up to `atMost`
+ * (an index-only walk of each table's (txid, seq) index, as the copy's).
+ */
+async function countRows(
+  run: Run,
+  ranges: readonly Range[],
+  tables: readonly string[],
+  atMost: number,
+): Promise<number> {
+  let rows = 0;
+  for (const table of tables) {
+    for (const { from, to } of ranges) {
+      if (rows >= atMost) return rows;
+      const params = [run.since, from.txid, from.seq, to.txid, to.seq, atMost - rows];
+      const [row] = await values(run, "rows_in_range", params, table);
+      rows += Number(row![0]);
+    }
+  }
+  return rows;
+}
+
 /** Copies a page of tombstones after `from`; returns the last key copied, or null when done. */
 async function copyTombstones(
   run: Run,
@@ -226,12 +261,15 @@ async function copyRows(run: Run, from: Key, to: Key, batch: ReplicaBatch): Prom
   return hi === to ? null : hi;
 }
 
+/** Runs a statement of replica_source.sql (`table` fills its `{table}`, from a fixed list). */
 async function values(
   run: Run,
   name: string,
   params: (string | number)[],
+  table?: string,
 ): Promise<SourceRow[]> {
-  return await run.tx.unsafe(sqlOf(name), params, { prepare: true }).values();
+  const text = table === undefined ? sqlOf(name) : sqlOf(name).replaceAll("{table}", table);
+  return await run.tx.unsafe(text, params, { prepare: true }).values();
 }
 
 function minKey(a: Key, b: Key): Key {

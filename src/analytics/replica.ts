@@ -29,6 +29,7 @@ import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { PostgresReplicaSource } from "./postgres_source.ts";
 import { ReadPool, type ReplicaRow, type ReplicaStatement } from "./read_pool.ts";
 import {
+  BUILDING_ROWS,
   NO_PROGRESS,
   type ReplicaBatch,
   ReplicaClosedError,
@@ -56,13 +57,6 @@ export const REPLICA_SCHEMA_VERSION = 4;
 
 /** Catch-ups spanning more seqs than this (and every initial build) log their progress. */
 const LOUD_CATCH_UP_SEQS = 500_000;
-
-/**
- * A catch-up over more seqs than this (about a second of copying) counts as a
- * build: insight requests get a retryable 503 instead of waiting for it, and
- * the tables are sorted by time after it. A smaller first build is waited for.
- */
-const BUILDING_SEQS = 100_000;
 
 /** How long a read waits for a build before it answers {@link ReplicaBuildingError}. */
 export const BUILD_WAIT_MS = 250;
@@ -287,7 +281,7 @@ export class Replica {
 
   /**
    * Whether the replica is being built: a rebuild after damage, or a
-   * catch-up over more than BUILDING_SEQS seqs (a first build, a backlog).
+   * catch-up copying more than BUILDING_ROWS rows (a first build, a backlog).
    */
   get building(): boolean {
     return this.#healing !== null || this.#bulk;
@@ -560,14 +554,14 @@ class CatchUpRun implements ReplicaTarget {
     this.#recordedSeq = progress.seq;
   }
 
-  start(from: number, to: number): void {
+  start(from: number, to: number, rows: number): void {
     this.#started = this.#lastLog = performance.now();
     this.#fromSeq = from;
     this.#toSeq = to;
     this.#verbose = !this.#hooks.quiet && (this.#fresh || to - from > LOUD_CATCH_UP_SEQS);
-    this.#hooks.started(to - from > BUILDING_SEQS);
+    this.#hooks.started(rows > BUILDING_ROWS);
     if (this.#verbose) {
-      log("info", "analytics replica: catching up", { from_seq: from, to_seq: to });
+      log("info", "analytics replica: catching up", { from_seq: from, to_seq: to, rows });
     }
   }
 

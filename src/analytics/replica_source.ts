@@ -21,6 +21,16 @@ export const CHUNK_ROWS = 10_000;
  */
 export const GROUP_ROWS = 100_000;
 
+/**
+ * A catch-up copying more rows than this (tombstones included; about two
+ * seconds of copying) counts as a build: insight requests get a retryable 503
+ * instead of waiting for it, and the tables are sorted by time after it. A
+ * smaller first build is waited for. Counted in rows, not seqs: PostgreSQL's
+ * sequence runs 2-4 times ahead of the rows (sessions, decisions, rolled-back
+ * transactions take seqs too), SQLite's about level with them.
+ */
+export const BUILDING_ROWS = 100_000;
+
 /** How far a replica has copied; stored in its meta table with the rows. */
 export interface ReplicaProgress {
   /**
@@ -60,8 +70,12 @@ export interface ReplicaBatch {
 
 /** The replica's side of one catch-up. */
 export interface ReplicaTarget {
-  /** Announces that the catch-up copies something, from seq `from` towards `to` (logs, stats). */
-  start(from: number, to: number): void;
+  /**
+   * Announces that the catch-up copies something, from seq `from` towards `to`
+   * (logs, stats), about `rows` rows: exact or an honest estimate up to
+   * BUILDING_ROWS, and past it at least BUILDING_ROWS + 1 (counting may stop there).
+   */
+  start(from: number, to: number, rows: number): void;
   /**
    * Runs `fill` in one DuckDB transaction, then merges what it appended and
    * commits, recording the progress `fill` returns (null: none yet).

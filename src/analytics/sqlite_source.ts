@@ -67,7 +67,9 @@ export class SqliteReplicaSource implements ReplicaSource {
     const to = this.#currentSeq();
     let lo = progress.seq;
     if (to <= lo) return;
-    target.start(lo, to);
+    // Seqs count rows here (a call's flags and domain hits share its seq;
+    // sessions' recounts take their own): 2.75M seqs for 2.86M rows at 1M calls.
+    target.start(lo, to, to - lo);
     while (lo < to) {
       await target.write(async (batch) => {
         while (lo < to && batch.rows < GROUP_ROWS) {
