@@ -690,6 +690,7 @@ export async function startInsightsEnv(
       source: stores.replicaSource,
       timeoutMs: timeout,
       quiet: true,
+      store: stores.engine === "sqlite" ? reader : undefined,
     });
   let analytics = await open(timeoutMs);
   const errors: unknown[] = [];

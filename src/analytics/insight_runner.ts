@@ -6,6 +6,8 @@
  * the replica and the window's rows are unchanged (`insight_cache.ts`), and
  * under continuous ingest answers from a replica state no older than the
  * freshness bound without waiting for a catch-up (`InsightReader.staleFloor`).
+ * Insights routed to SQLite (`sqlite_insights.ts`) skip the replica: they run
+ * on the store's reader threads, read after write, cached under the store's seq.
  *
  * @module
  */
@@ -18,11 +20,20 @@ import {
   type InsightBody,
   insightBody,
   type InsightFilters,
+  type InsightName,
   INSIGHTS,
   type InsightStatement,
   insightStatements,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
+import {
+  routedToSqlite,
+  sqliteInsightAnswer,
+  sqliteInsightBatch,
+  STORE_POSITION_STATEMENT,
+  storePosition,
+} from "./sqlite_insights.ts";
+import type { ReadStatement } from "../store/telemetry_queries.ts";
 import type { InsightWindow } from "./window.ts";
 
 /** What running insights needs from the replica. */
@@ -91,6 +102,12 @@ export async function runInsight(
   return (await readInsight(reader, name, orgId, window, deadline, [], filters)).body;
 }
 
+/** The SQLite store's reader threads, for insights routed there. */
+export interface StoreReader {
+  /** Runs the statements in one snapshot, off the event loop. */
+  read(statements: ReadStatement[]): Promise<unknown[][]>;
+}
+
 /** How the cache served its requests so far. */
 export interface InsightCacheStats {
   hits: number;
@@ -106,13 +123,16 @@ export interface InsightCacheStats {
  */
 export class CachedInsights {
   readonly #reader: InsightReader;
+  readonly #store: StoreReader | null;
   readonly #cache: InsightCache;
   readonly #pending = new Map<string, Promise<unknown>>();
   #hits = 0;
   #misses = 0;
 
-  constructor(reader: InsightReader, cache = new InsightCache()) {
+  /** `store`: the SQLite store's readers, which answer the insights routed to SQLite. */
+  constructor(reader: InsightReader, cache = new InsightCache(), store: StoreReader | null = null) {
     this.#reader = reader;
+    this.#store = store;
     this.#cache = cache;
   }
 
@@ -127,6 +147,9 @@ export class CachedInsights {
     deadline: number,
     filters: InsightFilters = {},
   ): Promise<InsightBody> {
+    if (this.#store !== null && name !== "productivity" && routedToSqlite(name, window, filters)) {
+      return this.#answerFromStore(this.#store, name, orgId, window);
+    }
     const arrived = Date.now();
     let floor = this.#reader.staleFloor();
     if (floor === null) {
@@ -195,6 +218,35 @@ export class CachedInsights {
     } finally {
       if (this.#pending.get(key) === work) this.#pending.delete(key);
     }
+  }
+
+  /**
+   * An insight routed to SQLite: the store's seq first (one short read), the
+   * cached answer when it was computed at that seq and the window's rows are
+   * unchanged, else the insight, the seq and the window's edges in one
+   * snapshot. Every write and retention delete advances the seq, so the
+   * answer holds every write acknowledged before the request.
+   */
+  async #answerFromStore(
+    store: StoreReader,
+    name: InsightName,
+    orgId: string,
+    window: InsightWindow,
+  ): Promise<InsightBody> {
+    const key = `sqlite\u0000${InsightCache.key(name, orgId, window)}`;
+    const [position] = await store.read([STORE_POSITION_STATEMENT]);
+    const seq = storePosition(position);
+    const cached = this.#cache.get(key, seq, window);
+    if (cached !== null) {
+      this.#hits++;
+      return cached;
+    }
+    this.#misses++;
+    const [table = "tool_calls"] = tablesRead(DUCKDB_INSIGHT_SQL[name]);
+    const results = await store.read(sqliteInsightBatch(name, orgId, window, table));
+    const answer = sqliteInsightAnswer(name, window, results);
+    this.#cache.set(key, answer.seq, window, answer.edges, answer.body);
+    return answer.body;
   }
 }
 

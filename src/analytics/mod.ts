@@ -27,6 +27,7 @@ import {
   type InsightCacheStats,
   type InsightReader,
   runInsight,
+  type StoreReader,
 } from "./insight_runner.ts";
 import {
   type CatchUpStats,
@@ -43,8 +44,8 @@ export {
   type InsightFilters,
   type InsightName,
 } from "./insights.ts";
-export type { InsightCacheStats } from "./insight_runner.ts";
-export { runSqliteInsight } from "./sqlite_insights.ts";
+export type { InsightCacheStats, StoreReader } from "./insight_runner.ts";
+export { routedToSqlite, runSqliteInsight, SQLITE_ROUTES } from "./sqlite_insights.ts";
 export {
   type Granularity,
   type InsightWindow,
@@ -89,6 +90,13 @@ export interface AnalyticsOptions {
   ingest?: IngestSignal;
   /** The freshness bound under continuous ingest, ms; {@link INSIGHT_FRESHNESS_MS} by default. */
   freshnessMs?: number;
+  /**
+   * The SQLite store's reader threads: given, the insights that measure
+   * faster on SQLite (`SQLITE_ROUTES`) are answered there, read after write,
+   * cached under the store's seq. Not given (PostgreSQL): every insight runs
+   * on the replica.
+   */
+  store?: StoreReader;
 }
 
 /** What insights learn of the exports a node is receiving. */
@@ -121,7 +129,8 @@ export interface Analytics {
   ): Promise<InsightBody>;
   /**
    * The same body as {@link insight}, from the cache when the replica and the
-   * window's rows are unchanged since an earlier request: what the endpoints serve.
+   * window's rows are unchanged since an earlier request: what the endpoints
+   * serve. An insight routed to SQLite (`options.store`) is read there instead.
    */
   cachedInsight(
     name: AnyInsightName,
@@ -190,7 +199,7 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     onReceiving: (listener) => options.ingest?.onStart(listener) ?? noop,
     concurrentIngestWithin: (ms) => Date.now() - (options.ingest?.lastOverlap ?? -Infinity) <= ms,
   };
-  const cached = new CachedInsights(reader);
+  const cached = new CachedInsights(reader, undefined, options.store ?? null);
   return {
     catchUp,
     ready,

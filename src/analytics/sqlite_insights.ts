@@ -5,26 +5,36 @@
  * `arg_max`): the baseline the benchmark measures the DuckDB replica against,
  * over the same rows and with the same envelope.
  *
+ * Some insights are also served from SQLite when the store is SQLite
+ * ({@link SQLITE_ROUTES}): they then run on the store's reader threads, read
+ * what is committed (every acknowledged write) with no replica catch-up, and
+ * are cached under the store's seq ({@link sqliteInsightBatch}).
+ *
  * @module
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { parseNamedSql } from "../store/named_sql.ts";
+import { namedSql, parseNamedSql } from "../store/named_sql.ts";
+import type { ReadStatement } from "../store/telemetry_queries.ts";
 import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
 import costSql from "../../sql/insights/cost.sql" with { type: "text" };
 import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/sqlite/outliers.sql" with { type: "text" };
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
+import storePositionSql from "../../sql/insights/sqlite/store_position.sql" with { type: "text" };
+import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import {
+  type AnyInsightName,
   type InsightBody,
   insightBody,
+  type InsightFilters,
   type InsightName,
   INSIGHTS,
   type InsightStatement,
   insightStatements,
 } from "./insights.ts";
 import type { ReplicaRow } from "./replica.ts";
-import type { InsightWindow } from "./window.ts";
+import type { InsightWindow, WindowName } from "./window.ts";
 
 /** The SQLite statements of each insight, by section. */
 export const SQLITE_INSIGHT_SQL: Readonly<Record<InsightName, Record<string, string>>> = {
@@ -54,4 +64,95 @@ export function runSqliteInsight(
     ) as ReplicaRow[];
   }
   return insightBody(definition, window, rows);
+}
+
+/**
+ * The insights and windows answered from SQLite when the store is SQLite,
+ * because they measured faster there (1M calls, 2 cores, read after new
+ * data): risk reads the few flags through `risk_flags_by_session`
+ * (org_id, session_id, ts, flag), 7d 8-9 ms and 30d 12 ms on SQLite against
+ * 67-71 ms on the replica (its catch-up included). At 90d SQLite takes 19 ms
+ * in-process against the replica's 12, and grows with the store: not routed.
+ */
+export const SQLITE_ROUTES: Readonly<Partial<Record<AnyInsightName, readonly WindowName[]>>> = {
+  "risk": ["7d", "30d"],
+};
+
+/** Whether this request is answered from SQLite (when the store is SQLite). */
+export function routedToSqlite(
+  name: AnyInsightName,
+  window: InsightWindow,
+  filters: InsightFilters = {},
+): boolean {
+  if (filters.actor !== undefined || filters.team !== undefined) return false;
+  return SQLITE_ROUTES[name]?.includes(window.window) ?? false;
+}
+
+const STORE_POSITION = namedSql(parseNamedSql(storePositionSql), "store_position");
+const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
+
+/** The statement that reads the store's position (seq). */
+export const STORE_POSITION_STATEMENT: ReadStatement = { sql: STORE_POSITION, params: [] };
+
+/** The seq a {@link STORE_POSITION_STATEMENT} read. */
+export function storePosition(rows: readonly unknown[] | undefined): number {
+  const row = rows?.[0] as { seq?: number | bigint } | undefined;
+  return Number(row?.seq ?? 0);
+}
+
+/**
+ * What the reader threads run for one routed insight, in one snapshot: the
+ * store's position, the insight's statements, then the window's edges in
+ * `table` (for `insight_cache.ts`). Read the results with {@link sqliteInsightAnswer}.
+ */
+export function sqliteInsightBatch(
+  name: InsightName,
+  orgId: string,
+  window: InsightWindow,
+  table: string,
+): ReadStatement[] {
+  const statements = insightStatements(INSIGHTS[name], SQLITE_INSIGHT_SQL[name], orgId, window);
+  const edges = positional(WINDOW_EDGES.replace("{table}", table), {
+    org: orgId,
+    start: window.start,
+    end: window.end,
+  });
+  return [
+    STORE_POSITION_STATEMENT,
+    ...statements.map(({ sql, params }) => positional(sql, params)),
+    edges,
+  ];
+}
+
+/** The body, seq and window edges of a {@link sqliteInsightBatch}'s results. */
+export function sqliteInsightAnswer(
+  name: InsightName,
+  window: InsightWindow,
+  results: readonly unknown[][],
+): { body: InsightBody; seq: number; edges: { lo: number | null; hi: number | null } } {
+  const definition = INSIGHTS[name];
+  const statements = insightStatements(definition, SQLITE_INSIGHT_SQL[name], "", window);
+  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
+  statements.forEach((statement, i) => rows[statement.section] = results[i + 1] as ReplicaRow[]);
+  const edge = results[statements.length + 1]?.[0] as { lo?: number; hi?: number } | undefined;
+  return {
+    body: insightBody(definition, window, rows),
+    seq: storePosition(results[0]),
+    edges: { lo: edge?.lo ?? null, hi: edge?.hi ?? null },
+  };
+}
+
+/**
+ * A statement with `$name` parameters as the reader threads take it:
+ * numbered `?N` parameters bound by position.
+ */
+function positional(sql: string, params: Readonly<Record<string, string | number>>): ReadStatement {
+  const names: string[] = [];
+  const text = sql.replace(/\$(\w+)/g, (_, name: string) => {
+    if (!(name in params)) throw new Error(`Unknown SQL parameter: "$${name}"`);
+    let index = names.indexOf(name);
+    if (index < 0) index = names.push(name) - 1;
+    return `?${index + 1}`;
+  });
+  return { sql: text, params: names.map((name) => params[name]!) };
 }

@@ -82,6 +82,7 @@ export async function startServer(
       timeoutMs: config.queryTimeoutMs,
       ingest: ingestActivity,
       freshnessMs: overrides.insightFreshnessMs,
+      store: stores.engine === "sqlite" ? reader : undefined,
     });
   } catch (error) {
     await stores.close();

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { engineTest } from "./_harness.ts";
+import { insightWindow, routedToSqlite, SQLITE_ROUTES } from "../src/analytics/mod.ts";
+import { sqliteInsightBatch } from "../src/analytics/sqlite_insights.ts";
+import type { InsightBody } from "../src/analytics/insights.ts";
+import type { ToolCallEvent } from "../src/ingest/types.ts";
+import {
+  assertInsightEqual,
+  generateTelemetry,
+  type InsightsEnv,
+  type InsightsOrg,
+  readStoredRows,
+  referenceInsight,
+  startInsightsEnv,
+  windowOf,
+} from "./_insights_reference.ts";
+
+async function load(env: InsightsEnv, org: InsightsOrg, seed: number) {
+  const data = generateTelemetry({ seed, sessions: 80, days: 40, now: Date.now() });
+  for (const batch of data.batches) await env.ingest(org, batch);
+  await env.ingest(org, data.laterResults);
+}
+
+function destructiveCall(identity: string, timeMs: number): ToolCallEvent {
+  return {
+    kind: "tool_call",
+    sessionId: `session-${identity}`,
+    identity,
+    timeMs,
+    agentSystem: "claude-code",
+    agentVersion: "2.1.0",
+    toolName: "Bash",
+    toolType: "builtin",
+    category: "code_exec",
+    outcome: "ok",
+    durationMs: 100,
+    resultSizeBytes: 10,
+    source: "otlp_logs",
+    toolCallId: identity,
+    arguments: JSON.stringify({ command: "rm -rf ./build /tmp/cache" }),
+  };
+}
+
+/** The body without its window. */
+function sections(body: InsightBody) {
+  const { window: _, ...rest } = body;
+  return rest;
+}
+
+/** Every routed insight and window, as [name, window] pairs. */
+const ROUTES = Object.entries(SQLITE_ROUTES).flatMap(([name, windows]) =>
+  windows!.map((window) => [name as "risk", window] as const)
+);
+
+engineTest("a routed insight answers as the replica and the reference do", async () => {
+  await using env = await startInsightsEnv();
+  const org = await env.createOrg("Acme");
+  await load(env, org, 41);
+  await env.analytics.catchUp();
+  assert.ok(ROUTES.length > 0);
+  const raw = await readStoredRows(env);
+  for (const [name, windowName] of ROUTES) {
+    for (const granularity of ["daily", "weekly"] as const) {
+      const window = insightWindow(windowName, granularity, Date.now());
+      const routed = await env.analytics.cachedInsight(name, org.orgId, window);
+      const replica = await env.analytics.insight(name, org.orgId, window);
+      const label = `${name} ${windowName} ${granularity}`;
+      assert.ok(Number(routed.summary.total_flags) > 0, `${label}: flags to count`);
+      assert.deepEqual(routed, replica, label);
+      assertInsightEqual(routed, referenceInsight(raw, name, org.orgId, windowOf(routed)), label);
+    }
+  }
+});
+
+engineTest("a routed insight's cached answer is dropped by the next export", async () => {
+  await using env = await startInsightsEnv();
+  const org = await env.createOrg("Acme");
+  await load(env, org, 43);
+  const path = "/v1/insights/risk?window=7d";
+  const first = await env.get(path, org.apiKey);
+  assert.equal(first.status, 200);
+  const before = env.analytics.cacheStats;
+  const again = await env.get(path, org.apiKey);
+  assert.equal(env.analytics.cacheStats.hits, before.hits + 1, "the repeat is a hit");
+  assert.deepEqual(sections(again.body), sections(first.body));
+
+  // Nothing catches the replica up in between: an answer keyed by its version would stay.
+  await env.ingest(org, [destructiveCall("fresh-rm", Date.now() - 5000)]);
+  const after = await env.get(path, org.apiKey);
+  assert.equal(env.analytics.cacheStats.hits, before.hits + 1, "a miss");
+  assert.equal(after.body.summary.total_flags, first.body.summary.total_flags + 1);
+  const raw = await readStoredRows(env);
+  assertInsightEqual(after.body, referenceInsight(raw, "risk", org.orgId, windowOf(after.body)));
+});
+
+engineTest("routed insights read risk_flags through an index, never a table scan", async () => {
+  await using env = await startInsightsEnv();
+  if (env.telemetryPath === null) return; // PostgreSQL: nothing is routed.
+  const org = await env.createOrg("Acme");
+  await load(env, org, 47);
+  const db = new DatabaseSync(env.telemetryPath, { readOnly: true });
+  try {
+    db.exec("ANALYZE");
+  } catch {
+    // Read-only: the plan without statistics is the one the server uses too.
+  }
+  let checked = 0;
+  for (const [name, windowName] of ROUTES) {
+    const window = insightWindow(windowName, "daily", Date.now());
+    assert.ok(routedToSqlite(name, window));
+    for (const { sql, params } of sqliteInsightBatch(name, org.orgId, window, "risk_flags")) {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params as SQLInputValue[])
+        .map((row) => String(row.detail));
+      const reads = plan.filter((detail) => /\brisk_flags\b/.test(detail));
+      if (reads.length === 0) continue; // the store's position
+      for (const detail of reads) {
+        checked++;
+        assert.match(
+          detail,
+          /^SEARCH risk_flags USING (COVERING )?INDEX risk_flags_by_session/,
+          sql,
+        );
+      }
+    }
+  }
+  db.close();
+  assert.ok(checked > 0, "the plans read risk_flags");
+});
