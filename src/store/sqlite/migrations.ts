@@ -24,6 +24,9 @@ import telemetryMetricPoints from "../../../sql/sqlite/telemetry_0005_metric_poi
 import telemetrySessionActors from "../../../sql/sqlite/telemetry_0007_session_actors.sql" with {
   type: "text",
 };
+import telemetryRiskFlagsByTime from "../../../sql/sqlite/telemetry_0008_risk_flags_by_time.sql" with {
+  type: "text",
+};
 import type { Migration } from "./database.ts";
 
 /** Migrations of `keys.db`. */
@@ -42,4 +45,5 @@ export const telemetryMigrations: readonly Migration[] = [
   // Version 6 (dropping the tool_type, category and outcome indexes) was withdrawn before any
   // release: a value an organization rarely or never stored made its list walk every call.
   { version: 7, name: "session actors", sql: telemetrySessionActors },
+  { version: 8, name: "risk flags by time", sql: telemetryRiskFlagsByTime },
 ];
