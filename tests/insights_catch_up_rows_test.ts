@@ -97,3 +97,29 @@ engineTest(
     }
   },
 );
+
+engineTest(
+  "a catch-up of more than 100,000 rows into a built replica answers a retryable 503",
+  async () => {
+    await using env = await startInsightsEnv();
+    const org = await env.createOrg("Acme");
+    await ingestToolCalls(env, org, 0, 1000);
+    assert.equal((await env.get("/v1/insights/activity?window=90d", org.apiKey)).status, 200);
+    await ingestToolCalls(env, org, 1000, 105_000);
+    const started = performance.now();
+    const { status, body } = await env.get("/v1/insights/activity?window=90d", org.apiKey);
+    assert.equal(status, 503, JSON.stringify(body));
+    assert.equal(body.error.code, "insights_unavailable");
+    assert.ok(performance.now() - started < 1000);
+    await env.analytics.catchUp();
+    const after = await env.get("/v1/insights/activity?window=90d", org.apiKey);
+    assert.equal(after.status, 200);
+    const raw = await readStoredRows(env);
+    assert.equal(raw.toolCalls.length, 106_000);
+    assertInsightEqual(
+      after.body,
+      referenceInsight(raw, "activity", org.orgId, windowOf(after.body)),
+      "activity",
+    );
+  },
+);
