@@ -362,8 +362,8 @@ async function ingestPhase(
   const rows = await store.rowsInSeqRange(seqBefore, seqAfter);
   const last = result.chunks.at(-1)!;
   const url = `${server.queryUrl}/v1/insights/activity?window=90d`;
-  // A catch-up large enough to count as a build (PostgreSQL's seqs run ahead of its rows)
-  // answers 503 meanwhile: the time to the first 200 is the catch-up's.
+  // A catch-up of more than 100,000 rows counts as a build and answers 503 meanwhile:
+  // the time to the first 200 is the catch-up's either way.
   const catchUpStarted = performance.now();
   await insightsAnswered(server, apiKeyOf(), "90d", 50);
   const withCatchUp = performance.now() - catchUpStarted;
