@@ -148,6 +148,30 @@ WHERE d.call_id = s.call_id AND d.domain = s.domain AND d.scheme = s.scheme;
 -- name: delete_metric_points
 DELETE FROM metric_points WHERE id IN (SELECT id FROM temp.stage_metric_points);
 
+-- From SQLite a row's old copy has its ts (updates in place keep it; see
+-- sqlite_source.ts): joining on ts too lets DuckDB skip the row groups
+-- outside the staged rows' times instead of scanning every id.
+
+-- name: delete_same_ts_tool_calls
+DELETE FROM tool_calls AS c USING temp.stage_tool_calls AS s
+WHERE c.ts = s.ts AND c.id = s.id;
+
+-- name: delete_same_ts_model_calls
+DELETE FROM model_calls AS m USING temp.stage_model_calls AS s
+WHERE m.ts = s.ts AND m.id = s.id;
+
+-- name: delete_same_ts_risk_flags
+DELETE FROM risk_flags AS r USING temp.stage_risk_flags AS s
+WHERE r.ts = s.ts AND r.call_id = s.call_id AND r.flag = s.flag;
+
+-- name: delete_same_ts_domain_hits
+DELETE FROM domain_hits AS d USING temp.stage_domain_hits AS s
+WHERE d.ts = s.ts AND d.call_id = s.call_id AND d.domain = s.domain AND d.scheme = s.scheme;
+
+-- name: delete_same_ts_metric_points
+DELETE FROM metric_points AS p USING temp.stage_metric_points AS s
+WHERE p.ts = s.ts AND p.id = s.id;
+
 -- name: insert_tool_calls
 INSERT INTO tool_calls SELECT * FROM temp.stage_tool_calls;
 

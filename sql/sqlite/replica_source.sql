@@ -23,13 +23,23 @@ SELECT seq FROM model_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 -- name: nth_metric_point_seq
 SELECT seq FROM metric_points WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
+-- Tool calls, model calls and metric points end with their rowid, which is
+-- not a replica column (the appender stops before it): sqlite_source.ts tells
+-- by it which rows were stored after the last chunk it read.
+
+-- name: max_rowids
+SELECT (SELECT max(rowid) FROM tool_calls) AS tool_calls,
+  (SELECT max(rowid) FROM model_calls) AS model_calls,
+  (SELECT max(rowid) FROM metric_points) AS metric_points;
+
 -- name: tool_calls_range
 SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
   CASE WHEN typeof(duration_ms) = 'integer' AND duration_ms BETWEEN 0 AND 9007199254740991
     THEN duration_ms END AS duration_ms,
   agent_system, model, seq, actor_id,
   -- A file-writing call's arguments, turned into its lines by file_changes.ts.
-  CASE WHEN category = 'file_write' THEN arguments END AS lines_added, NULL AS lines_removed
+  CASE WHEN category = 'file_write' THEN arguments END AS lines_added, NULL AS lines_removed,
+  rowid
 FROM tool_calls
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;
@@ -47,7 +57,7 @@ SELECT id, org_id, session_id, ts, provider_name, model,
       AND cache_creation_tokens BETWEEN 0 AND 9007199254740991
     THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
   CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
-  seq, actor_id, agent_system
+  seq, actor_id, agent_system, rowid
 FROM model_calls
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;
@@ -68,7 +78,7 @@ ORDER BY seq;
 -- name: metric_points_range
 SELECT id, org_id, actor_id, agent, agent_system, session_id, measure, type, model, tool,
   decision, language, temporality, monotonic, series_id,
-  CAST(start_time_ns AS TEXT) AS start_time_ns, CAST(time_ns AS TEXT) AS time_ns, ts, value, seq
+  CAST(start_time_ns AS TEXT) AS start_time_ns, CAST(time_ns AS TEXT) AS time_ns, ts, value, seq, rowid
 FROM metric_points
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;

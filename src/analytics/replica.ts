@@ -450,7 +450,7 @@ export class Replica {
 
   async #runCatchUp(): Promise<void> {
     const startedAt = Date.now();
-    const run = new CatchUpRun(this.#sync, this.#source.tombstones, this.#progress, {
+    const run = new CatchUpRun(this.#sync, this.#source, this.#progress, {
       quiet: this.#options.quiet ?? false,
       isClosed: () => this.#closed || this.#draining,
       started: (bulk) => {
@@ -521,13 +521,14 @@ interface RunHooks {
  * The DuckDB side of one catch-up: one transaction per group of chunks, rows
  * appended through DuckDB's appender into staging tables and merged by key
  * (tool and model calls by id, flags by (call_id, flag), domain hits by
- * (call_id, domain, scheme)). Into an empty replica rows go straight into
- * the tables: one catch-up reads one state of the source, where every key
- * occurs once.
+ * (call_id, domain, scheme); with the key, by ts when the source's old copies
+ * keep it). Into an empty replica rows go straight into the tables: one
+ * catch-up reads one state of the source, where every key occurs once; so do
+ * rows the source marks fresh (no copy of their key in the replica).
  */
 class CatchUpRun implements ReplicaTarget {
   readonly #connection: DuckDBConnection;
-  readonly #tombstones: ReplicaSource["tombstones"];
+  readonly #merge: MergeRules;
   readonly #hooks: RunHooks;
   readonly #fresh: boolean;
   readonly #recordedSeq: number;
@@ -542,12 +543,12 @@ class CatchUpRun implements ReplicaTarget {
 
   constructor(
     connection: DuckDBConnection,
-    tombstones: ReplicaSource["tombstones"],
+    merge: MergeRules,
     progress: ReplicaProgress,
     hooks: RunHooks,
   ) {
     this.#connection = connection;
-    this.#tombstones = tombstones;
+    this.#merge = merge;
     this.#hooks = hooks;
     this.#fresh = progress.seq === NO_PROGRESS.seq && progress.mark === NO_PROGRESS.mark;
     this.#clear = this.#fresh;
@@ -573,7 +574,7 @@ class CatchUpRun implements ReplicaTarget {
     try {
       if (this.#clear) await connection.run(namedSql(schema, "clear_tables"));
       const progress = await fill(batch);
-      await batch.merge(this.#tombstones);
+      await batch.merge(this.#merge);
       // Progress that copied nothing and left the seq where it was moves on in
       // memory only: what is recorded stays valid, and a synced commit is
       // saved (PostgreSQL's snapshot moves with every unrelated transaction).
@@ -629,6 +630,9 @@ class CatchUpRun implements ReplicaTarget {
   }
 }
 
+/** How a source's rows meet the replica's (see {@link ReplicaSource}). */
+type MergeRules = Pick<ReplicaSource, "tombstones" | "oldCopiesKeepTs">;
+
 /** The appenders of one DuckDB transaction of a catch-up. */
 class Batch implements ReplicaBatch {
   readonly #connection: DuckDBConnection;
@@ -649,7 +653,11 @@ class Batch implements ReplicaBatch {
     return this.#rows;
   }
 
-  async append(table: ReplicaTable | "tombstones", rows: readonly SourceRow[]): Promise<void> {
+  async append(
+    table: ReplicaTable | "tombstones",
+    rows: readonly SourceRow[],
+    fresh = false,
+  ): Promise<void> {
     await yieldNow();
     this.#checkOpen();
     if (rows.length === 0) return;
@@ -659,12 +667,15 @@ class Batch implements ReplicaBatch {
       append(await this.#appender(table, true), TOMBSTONE_COLUMNS, rows);
       return;
     }
-    if (!this.#direct) this.#staged.add(table);
-    append(await this.#appender(table, !this.#direct), COLUMNS[table], rows);
+    // Fresh rows go straight into the table: no staged key can match them
+    // (one catch-up copies each key once), so the merge's delete cannot meet them.
+    const staged = !this.#direct && !fresh;
+    if (staged) this.#staged.add(table);
+    append(await this.#appender(table, staged), COLUMNS[table], rows);
   }
 
   /** Flushes the appenders and merges the staged rows and tombstones into the tables. */
-  async merge(tombstones: ReplicaSource["tombstones"]): Promise<void> {
+  async merge({ tombstones, oldCopiesKeepTs }: MergeRules): Promise<void> {
     this.#closeAppenders();
     // One script, one round trip: each statement is a trip through the event
     // loop, which under load costs more than the statement.
@@ -674,7 +685,8 @@ class Batch implements ReplicaBatch {
     }
     for (const table of REPLICA_TABLES) {
       if (!this.#staged.has(table)) continue;
-      script.push(namedSql(schema, `delete_${table}`), namedSql(schema, `insert_${table}`));
+      const remove = oldCopiesKeepTs ? `delete_same_ts_${table}` : `delete_${table}`;
+      script.push(namedSql(schema, remove), namedSql(schema, `insert_${table}`));
     }
     if (this.#tombstones > 0 && tombstones === "seq") {
       script.push(namedSql(schema, "apply_tombstones"));

@@ -64,8 +64,17 @@ export type SourceRow = readonly unknown[];
 export interface ReplicaBatch {
   /** Rows appended so far (tombstones included). */
   readonly rows: number;
-  /** Appends rows; throws {@link ReplicaClosedError} once the replica is closing. */
-  append(table: ReplicaTable | "tombstones", rows: readonly SourceRow[]): Promise<void>;
+  /**
+   * Appends rows; throws {@link ReplicaClosedError} once the replica is closing.
+   * `fresh`: the source knows no row of theirs has a copy of its key in the
+   * replica (nor among rows appended earlier in the catch-up), so they are
+   * inserted without the merge's delete by key, a scan of the whole key column.
+   */
+  append(
+    table: ReplicaTable | "tombstones",
+    rows: readonly SourceRow[],
+    fresh?: boolean,
+  ): Promise<void>;
 }
 
 /** The replica's side of one catch-up. */
@@ -93,6 +102,13 @@ export interface ReplicaSource {
    * "key": it drops every row of its key, before the catch-up's copies merge.
    */
   readonly tombstones: "seq" | "key";
+  /**
+   * Whether a copied row's old copy in the replica, if any, has the row's ts
+   * (updates in place keep it; rows stored again under their key leave
+   * tombstones that drop the old copy): the merge then finds old copies by
+   * key and ts, and DuckDB skips the row groups outside the rows' times.
+   */
+  readonly oldCopiesKeepTs?: boolean;
   /** Why a replica at `progress` cannot continue from this source (it is ahead of it), or null. */
   aheadReason(progress: ReplicaProgress): Promise<string | null>;
   /** Copies everything committed since `progress` into `target`. */

@@ -6,6 +6,26 @@
  * an await). Every group of chunks records the seq it reached, so a crash
  * loses nothing.
  *
+ * Most copied rows are new, and the source can tell which: a row whose rowid
+ * is above the highest rowid of its table when the last chunk was read was
+ * stored after that read, so no copy of its key can be in the replica, and it
+ * skips the merge's delete by key (a scan of the whole key column). This holds
+ * because SQLite keeps a row's rowid while it is updated in place (a span
+ * annotating its log's call, a decision, a rescan), and gives a new one only
+ * to a row deleted and inserted again: a reject replaced by its result, or a
+ * row retention deleted, whose `tool_calls` tombstone drops the old copy by
+ * seq. A replacement leaves a `detections` tombstone of its id in the same
+ * transaction, just before the new row's seq; the catch-up that copies the
+ * new row adds a `tool_calls` tombstone of that seq, which drops the old copy
+ * (and its flags and hits, as the `detections` one does) and keeps the new.
+ * Flags and domain hits are fresh with their fresh call. Model calls and
+ * metric points are never updated. The highest rowids are kept in memory:
+ * after a restart the first chunk merges every row by key.
+ *
+ * Updates in place keep a call's ts, so the rows that do go through the merge
+ * find their old copy by (id, ts), and DuckDB skips the row groups outside
+ * their times (`oldCopiesKeepTs`).
+ *
  * @module
  */
 import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
@@ -32,18 +52,37 @@ const TABLES: readonly ReplicaTable[] = [
   "metric_points",
 ];
 
+/** The tables whose rows end with their rowid (replica_source.sql). */
+type RowidTable = "tool_calls" | "model_calls" | "metric_points";
+type MaxRowids = Record<RowidTable, number>;
+/** Where the trailing rowid sits in each table's rows. */
+const ROWID_AT: Record<RowidTable, number> = {
+  "tool_calls": 14,
+  "model_calls": 14,
+  "metric_points": 20,
+};
+
 interface Chunk {
   hi: number;
   rows: Map<ReplicaTable, SQLOutputValue[][]>;
   tombstones: SQLOutputValue[][];
+  maxRowids: MaxRowids;
 }
 
 /** A read-only connection to `telemetry.db`. */
 export class SqliteReplicaSource implements ReplicaSource {
   readonly identity = "sqlite";
   readonly tombstones = "seq";
+  readonly oldCopiesKeepTs = true;
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
+  /** The highest rowids when the last chunk was read; null before the first read. */
+  #knownRowids: MaxRowids | null = null;
+  /**
+   * The seq of each `detections` tombstone of an unfinished catch-up, by tool
+   * call id: a replaced call comes back with a new rowid (see the header).
+   */
+  readonly #replaced = new Map<string, number>();
 
   private constructor(db: DatabaseSync) {
     this.#db = db;
@@ -74,13 +113,51 @@ export class SqliteReplicaSource implements ReplicaSource {
       await target.write(async (batch) => {
         while (lo < to && batch.rows < GROUP_ROWS) {
           const chunk = this.#readChunk(lo, to);
-          for (const table of TABLES) await batch.append(table, chunk.rows.get(table)!);
+          for (const [table, rows, fresh] of this.#splitFresh(chunk)) {
+            await batch.append(table, rows, fresh);
+          }
           await batch.append("tombstones", chunk.tombstones);
+          await batch.append("tombstones", this.#replacements(chunk));
+          this.#knownRowids = chunk.maxRowids;
           lo = chunk.hi;
         }
         return { seq: lo, mark: null };
       });
     }
+    // A replacement's tombstone and row commit together, so both were copied.
+    this.#replaced.clear();
+  }
+
+  /**
+   * Each table's rows of a chunk, split into those that may have a copy in
+   * the replica and those that cannot (fresh), in the order of TABLES.
+   */
+  #splitFresh(chunk: Chunk): [ReplicaTable, SQLOutputValue[][], boolean][] {
+    for (const [seq, tbl, key] of chunk.tombstones) {
+      if (tbl === "detections") this.#replaced.set(String(key), Number(seq));
+    }
+    const known = this.#knownRowids;
+    const parts: [ReplicaTable, SQLOutputValue[][], boolean][] = [];
+    const freshCalls = new Set<string>();
+    for (const table of TABLES) {
+      const rows = chunk.rows.get(table)!;
+      const old: SQLOutputValue[][] = [];
+      const fresh: SQLOutputValue[][] = [];
+      for (const row of rows) {
+        let isFresh: boolean;
+        if (known === null) {
+          isFresh = false;
+        } else if (table === "risk_flags" || table === "domain_hits") {
+          isFresh = freshCalls.has(String(row[0]));
+        } else {
+          isFresh = Number(row[ROWID_AT[table]]) > known[table];
+          if (table === "tool_calls" && isFresh) freshCalls.add(String(row[0]));
+        }
+        (isFresh ? fresh : old).push(row);
+      }
+      parts.push([table, old, false], [table, fresh, true]);
+    }
+    return parts;
   }
 
   close(): Promise<void> {
@@ -113,10 +190,35 @@ export class SqliteReplicaSource implements ReplicaSource {
       const rows = new Map<ReplicaTable, SQLOutputValue[][]>();
       for (const table of TABLES) rows.set(table, this.#rangeRows(`${table}_range`, lo, hi));
       deriveLineColumns(rows.get("tool_calls")!);
-      return { hi, rows, tombstones: this.#rangeRows("tombstones_range", lo, hi) };
+      const max = this.#statement("max_rowids").get() as Record<RowidTable, number | null>;
+      return {
+        hi,
+        rows,
+        tombstones: this.#rangeRows("tombstones_range", lo, hi),
+        maxRowids: {
+          "tool_calls": Number(max.tool_calls ?? 0),
+          "model_calls": Number(max.model_calls ?? 0),
+          "metric_points": Number(max.metric_points ?? 0),
+        },
+      };
     } finally {
       db.exec("COMMIT");
     }
+  }
+
+  /**
+   * A `tool_calls` tombstone for each tool call of the chunk a `detections`
+   * tombstone named: it drops the copy the call had before that tombstone,
+   * when a reject was replaced by its result, and keeps the new row.
+   */
+  #replacements(chunk: Chunk): SQLOutputValue[][] {
+    const tombstones: SQLOutputValue[][] = [];
+    if (this.#replaced.size === 0) return tombstones;
+    for (const row of chunk.rows.get("tool_calls")!) {
+      const seq = this.#replaced.get(String(row[0]));
+      if (seq !== undefined && seq < Number(row[10])) tombstones.push([seq, "tool_calls", row[0]!]);
+    }
+    return tombstones;
   }
 
   /** The seq of the CHUNK_ROWS-th row after `lo` in one table, or null when fewer remain. */
