@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
-import type { DecisionEvent, ToolCallEvent } from "../ingest/types.ts";
-import { callFindings, detectEventCall, detectionOf, exportFindings } from "./call_detection.ts";
+import type { DecisionEvent, ToolCallEvent } from "../src/ingest/types.ts";
+import {
+  callFindings,
+  detectEventCall,
+  detectionOf,
+  exportFindings,
+} from "../src/store/call_detection.ts";
 
 const SECRET = "ghp_Kh0XzKIUoMJLUwIz2Ra1krYKa6DvzolI03g0";
 
