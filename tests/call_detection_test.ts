@@ -56,8 +56,8 @@ Deno.test("findings carry redacted arguments, result and texts, and only those",
   });
   const findings = assertRoundTrip(event, true)!;
   assert.equal(findings.flags[0]?.flag, "credential_detected");
-  assert.ok(!findings.arguments!.includes(SECRET), findings.arguments);
-  assert.ok(!findings.result!.includes(SECRET), findings.result);
+  assert.ok(!findings.arguments!.includes(SECRET), String(findings.arguments));
+  assert.ok(!findings.result!.includes(SECRET), String(findings.result));
   assert.deepEqual(Object.keys(findings.texts ?? {}), ["errorMessage"]);
 });
 
