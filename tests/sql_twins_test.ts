@@ -105,9 +105,11 @@ const ENGINE_ONLY: Readonly<
   },
   "replica_source.sql": {
     why: "SQLite's replica reads chunks by `seq`; PostgreSQL's by transaction id and snapshot, " +
-      "since concurrent writers commit `seq` values out of order",
+      "since concurrent writers commit `seq` values out of order; SQLite's rowids tell rows " +
+      "stored since the last chunk (no merge by key)",
     sqlite: [
       "current_seq",
+      "max_rowids",
       "nth_metric_point_seq",
       "nth_model_call_seq",
       "nth_tool_call_seq",
