@@ -79,10 +79,13 @@ export class SqliteReplicaSource implements ReplicaSource {
   /** The highest rowids when the last chunk was read; null before the first read. */
   #knownRowids: MaxRowids | null = null;
   /**
-   * The seq of each `detections` tombstone of an unfinished catch-up, by tool
+   * The seq of each `detections` tombstone of the last chunk read, by tool
    * call id: a replaced call comes back with a new rowid (see the header).
+   * Its new row's seq follows the tombstone's, with no row's seq between, so
+   * both fall in one chunk; the chunk before is kept too, as a margin.
    */
-  readonly #replaced = new Map<string, number>();
+  #replaced = new Map<string, number>();
+  #replacedBefore = new Map<string, number>();
 
   private constructor(db: DatabaseSync) {
     this.#db = db;
@@ -124,8 +127,6 @@ export class SqliteReplicaSource implements ReplicaSource {
         return { seq: lo, mark: null };
       });
     }
-    // A replacement's tombstone and row commit together, so both were copied.
-    this.#replaced.clear();
   }
 
   /**
@@ -133,6 +134,8 @@ export class SqliteReplicaSource implements ReplicaSource {
    * the replica and those that cannot (fresh), in the order of TABLES.
    */
   #splitFresh(chunk: Chunk): [ReplicaTable, SQLOutputValue[][], boolean][] {
+    this.#replacedBefore = this.#replaced;
+    this.#replaced = new Map();
     for (const [seq, tbl, key] of chunk.tombstones) {
       if (tbl === "detections") this.#replaced.set(String(key), Number(seq));
     }
@@ -213,9 +216,10 @@ export class SqliteReplicaSource implements ReplicaSource {
    */
   #replacements(chunk: Chunk): SQLOutputValue[][] {
     const tombstones: SQLOutputValue[][] = [];
-    if (this.#replaced.size === 0) return tombstones;
+    if (this.#replaced.size + this.#replacedBefore.size === 0) return tombstones;
     for (const row of chunk.rows.get("tool_calls")!) {
-      const seq = this.#replaced.get(String(row[0]));
+      const id = String(row[0]);
+      const seq = this.#replaced.get(id) ?? this.#replacedBefore.get(id);
       if (seq !== undefined && seq < Number(row[10])) tombstones.push([seq, "tool_calls", row[0]!]);
     }
     return tombstones;
