@@ -40,7 +40,11 @@ export function duckdbBinding(os = Deno.build.os, arch = Deno.build.arch): strin
 }
 
 /** The worker modules of the program, as `deno compile --include` paths. */
-export const WORKERS = ["src/store/sqlite/read_worker.ts", "src/store/sqlite/writer_worker.ts"];
+export const WORKERS = [
+  "src/store/sqlite/checkpoint_worker.ts",
+  "src/store/sqlite/read_worker.ts",
+  "src/store/sqlite/writer_worker.ts",
+];
 
 /** The `deno compile` arguments. */
 export function compileArgs(output: string): string[] {

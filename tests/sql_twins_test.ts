@@ -106,7 +106,8 @@ const ENGINE_ONLY: Readonly<
   "replica_source.sql": {
     why: "SQLite's replica reads chunks by `seq`; PostgreSQL's by transaction id and snapshot, " +
       "since concurrent writers commit `seq` values out of order; SQLite's rowids tell rows " +
-      "stored since the last chunk (no merge by key)",
+      "stored since the last chunk (no merge by key); PostgreSQL counts a catch-up's rows " +
+      "before it starts (its seqs run ahead of them)",
     sqlite: [
       "current_seq",
       "max_rowids",
@@ -120,6 +121,7 @@ const ENGINE_ONLY: Readonly<
       "nth_metric_point_key",
       "nth_model_call_key",
       "nth_tool_call_key",
+      "rows_in_range",
       "seq_reached",
       "source_identity",
       "tombstones_page",

@@ -49,8 +49,16 @@ export type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
  * DuckDB's defaults take 80% of the machine's memory and every core; the
  * replica shares a small VM with SQLite and the HTTP server: its share of
  * the server's memory budget (128 MiB on a machine of 2 GiB or more).
+ * Late materialization is off: in DuckDB 1.5.5 a Top-N over raw rows
+ * prepared before rows were appended (the read pool keeps statements
+ * prepared) returns the new rows' strings and numbers from stale buffers
+ * (tests/read_pool_test.ts).
  */
-const DUCKDB_SETTINGS = { "memory_limit": `${MEMORY_BUDGET.duckdbMiB}MiB`, threads: "2" };
+export const DUCKDB_SETTINGS: Readonly<Record<string, string>> = {
+  "memory_limit": `${MEMORY_BUDGET.duckdbMiB}MiB`,
+  "threads": "2",
+  "late_materialization_max_rows": "0",
+};
 
 /** Raised whenever the replica's tables or meta rows change shape. */
 export const REPLICA_SCHEMA_VERSION = 4;

@@ -20,7 +20,7 @@ import costSql from "../../sql/insights/cost.sql" with { type: "text" };
 import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/sqlite/outliers.sql" with { type: "text" };
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
-import storePositionSql from "../../sql/insights/sqlite/store_position.sql" with { type: "text" };
+import storePositionSql from "../../sql/sqlite/store_position.sql" with { type: "text" };
 import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import {
