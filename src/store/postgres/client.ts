@@ -86,12 +86,15 @@ export function isRetryable(error: unknown): boolean {
   return code === "40P01" || code === "40001";
 }
 
-/** Whether an error means the database could not be reached or refused the connection. */
+/**
+ * Whether an error means the database could not be reached or refused the
+ * connection. EPIPE: a write on a connection the server had just ended (a
+ * terminated backend) fails in the socket, not in the driver.
+ */
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code ?? "";
-  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|CONNECT_TIMEOUT|CONNECTION_|08|57P0)/.test(
-    code,
-  );
+  return /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|CONNECT_TIMEOUT|CONNECTION_|08|57P0)/
+    .test(code);
 }
 
 /** SQLSTATEs of a write refused for a reason that passes, by reason. */
