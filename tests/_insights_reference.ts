@@ -1067,3 +1067,24 @@ export function referenceProductivity(
     breakdown,
   };
 }
+
+/** One finished Bash call in a session of its own, running `command`. */
+export function bashCall(identity: string, timeMs: number, command = "ls"): ToolCallEvent {
+  return {
+    kind: "tool_call",
+    sessionId: `session-${identity}`,
+    identity,
+    timeMs,
+    agentSystem: "claude-code",
+    agentVersion: "2.1.0",
+    toolName: "Bash",
+    toolType: "builtin",
+    category: "code_exec",
+    outcome: "ok",
+    durationMs: 100,
+    resultSizeBytes: 10,
+    source: "otlp_logs",
+    toolCallId: identity,
+    arguments: JSON.stringify({ command }),
+  };
+}

@@ -3,9 +3,9 @@ import { engineTest } from "./_harness.ts";
 import { INSIGHT_NAMES, type InsightWindow } from "../src/analytics/mod.ts";
 import { InsightCache } from "../src/analytics/insight_cache.ts";
 import type { InsightBody } from "../src/analytics/insights.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
 import {
   assertInsightEqual,
+  bashCall,
   generateTelemetry,
   type InsightsEnv,
   type InsightsOrg,
@@ -16,26 +16,6 @@ import {
 } from "./_insights_reference.ts";
 
 const DAY = 86_400_000;
-
-function toolCall(identity: string, timeMs: number): ToolCallEvent {
-  return {
-    kind: "tool_call",
-    sessionId: `session-${identity}`,
-    identity,
-    timeMs,
-    agentSystem: "claude-code",
-    agentVersion: "2.1.0",
-    toolName: "Bash",
-    toolType: "builtin",
-    category: "code_exec",
-    outcome: "ok",
-    durationMs: 100,
-    resultSizeBytes: 10,
-    source: "otlp_logs",
-    toolCallId: identity,
-    arguments: JSON.stringify({ command: "ls" }),
-  };
-}
 
 async function load(env: InsightsEnv, org: InsightsOrg, seed: number) {
   const data = generateTelemetry({ seed, sessions: 80, days: 100, now: Date.now() });
@@ -71,7 +51,7 @@ engineTest(
     assert.equal(env.analytics.cacheStats.hits, before.hits + 2);
 
     // New telemetry invalidates them: the next answer counts the new call.
-    await env.ingest(org, [toolCall("fresh-1", Date.now() - 5000)]);
+    await env.ingest(org, [bashCall("fresh-1", Date.now() - 5000)]);
     const after = await env.get(path, org.apiKey);
     assert.equal(env.analytics.cacheStats.hits, before.hits + 2, "a miss");
     assert.equal(after.body.summary.total_calls, first.body.summary.total_calls + 1);
@@ -98,8 +78,8 @@ engineTest(
     const now = Date.now();
     // One call dated just after now (a client clock ahead), one about to fall out of 7d.
     await env.ingest(org, [
-      toolCall("ahead", now + 3000),
-      toolCall("leaving", now - 7 * DAY + 5000),
+      bashCall("ahead", now + 3000),
+      bashCall("leaving", now - 7 * DAY + 5000),
     ]);
     const first = await env.get("/v1/insights/activity?window=7d", org.apiKey);
     assert.ok(Date.parse(first.body.window.end) <= now + 3000, "asked before the call is due");

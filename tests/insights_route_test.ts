@@ -4,9 +4,9 @@ import { engineTest } from "./_harness.ts";
 import { insightWindow, routedToSqlite, SQLITE_ROUTES } from "../src/analytics/mod.ts";
 import { sqliteInsightBatch } from "../src/analytics/sqlite_insights.ts";
 import type { InsightBody } from "../src/analytics/insights.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
 import {
   assertInsightEqual,
+  bashCall,
   generateTelemetry,
   type InsightsEnv,
   type InsightsOrg,
@@ -20,26 +20,6 @@ async function load(env: InsightsEnv, org: InsightsOrg, seed: number) {
   const data = generateTelemetry({ seed, sessions: 80, days: 40, now: Date.now() });
   for (const batch of data.batches) await env.ingest(org, batch);
   await env.ingest(org, data.laterResults);
-}
-
-function destructiveCall(identity: string, timeMs: number): ToolCallEvent {
-  return {
-    kind: "tool_call",
-    sessionId: `session-${identity}`,
-    identity,
-    timeMs,
-    agentSystem: "claude-code",
-    agentVersion: "2.1.0",
-    toolName: "Bash",
-    toolType: "builtin",
-    category: "code_exec",
-    outcome: "ok",
-    durationMs: 100,
-    resultSizeBytes: 10,
-    source: "otlp_logs",
-    toolCallId: identity,
-    arguments: JSON.stringify({ command: "rm -rf ./build /tmp/cache" }),
-  };
 }
 
 /** The body without its window. */
@@ -86,7 +66,7 @@ engineTest("a routed insight's cached answer is dropped by the next export", asy
   assert.deepEqual(sections(again.body), sections(first.body));
 
   // Nothing catches the replica up in between: an answer keyed by its version would stay.
-  await env.ingest(org, [destructiveCall("fresh-rm", Date.now() - 5000)]);
+  await env.ingest(org, [bashCall("fresh-rm", Date.now() - 5000, "rm -rf ./build /tmp/cache")]);
   const after = await env.get(path, org.apiKey);
   assert.equal(env.analytics.cacheStats.hits, before.hits + 1, "a miss");
   assert.equal(after.body.summary.total_flags, first.body.summary.total_flags + 1);
