@@ -58,8 +58,14 @@ export interface IngestOptions {
   server: BenchServer;
   ingestKeys: readonly string[];
   targetCalls: number;
-  /** Generator options (`actors` must cover `targetCalls`). */
+  /**
+   * Generator options. Order `actor` (each actor's history in turn) stops at
+   * `targetCalls` (`actors` must cover it); order `time` (every actor's
+   * exports merged by time, as a live fleet sends them) sends the whole
+   * stream, so that its data reaches `now` ( `actors` sizes it).
+   */
   actors: number;
+  order: "actor" | "time";
   days: number;
   seed: number;
   now: Date;
@@ -112,37 +118,40 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     seed: options.seed,
     now: options.now,
     batchRecords: 512,
+    order: options.order,
   });
+  const cap = options.order === "time" ? Infinity : options.targetCalls;
+  const pull = () => {
+    const t0 = performance.now();
+    const next = generator.next();
+    result.generateMs += performance.now() - t0;
+    return next.done ? null : next.value;
+  };
+  let pending = pull();
   let chunkIndex = 0;
   const started = performance.now();
-  while (result.calls < options.targetCalls) {
+  while (pending !== null && result.calls < cap) {
     const encoding: Encoding = chunkIndex++ % 2 === 0 ? "json" : "protobuf";
     const bodies: Body[] = [];
     let chunkCalls = 0;
-    let exhausted = false;
-    while (chunkCalls < options.chunkCalls && result.calls + chunkCalls < options.targetCalls) {
-      const t0 = performance.now();
-      const next = generator.next();
+    while (
+      pending !== null && chunkCalls < options.chunkCalls && result.calls + chunkCalls < cap
+    ) {
       const t1 = performance.now();
-      result.generateMs += t1 - t0;
-      if (next.done) {
-        exhausted = true;
-        break;
-      }
       const bytes = encoding === "json"
-        ? encodeJson(next.value.body)
-        : protobufLogs(next.value.body as JsonLogsRequest);
+        ? encodeJson(pending.body)
+        : protobufLogs(pending.body as JsonLogsRequest);
       result.encodeMs[encoding] += performance.now() - t1;
       bodies.push({
-        actor: next.value.actor,
+        actor: pending.actor,
         bytes,
-        toolCalls: next.value.toolCalls,
-        records: next.value.records,
+        toolCalls: pending.toolCalls,
+        records: pending.records,
       });
-      chunkCalls += next.value.toolCalls;
+      chunkCalls += pending.toolCalls;
+      pending = pull();
     }
-    if (bodies.length === 0) break;
-    const last = exhausted || result.calls + chunkCalls >= options.targetCalls;
+    const last = pending === null || result.calls + chunkCalls >= cap;
     if (last && options.beforeLastChunk) await options.beforeLastChunk(chunkCalls);
     options.server.assertAlive();
     const stats = result[encoding];
@@ -177,7 +186,6 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
         Math.round(chunkCalls / sendMs * 1000).toLocaleString("en-US")
       } calls/s; ${((performance.now() - started) / 1000).toFixed(0)} s elapsed`,
     );
-    if (exhausted) break;
   }
   return result;
 }

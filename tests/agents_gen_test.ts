@@ -114,3 +114,35 @@ function collectCommand(event: { arguments?: string }, into: string[]): void {
   const parsed: unknown = JSON.parse(event.arguments);
   into.push(JSON.stringify(parsed));
 }
+
+Deno.test("generateExports in time order sends every actor's exports, merged by start time", () => {
+  const byActor = [...generateExports(options)];
+  const byTime = [...generateExports({ ...options, order: "time" })];
+  // The same exports, each actor's in its own order...
+  assert.deepEqual(
+    byTime.map((e) => JSON.stringify(e)).sort(),
+    byActor.map((e) => JSON.stringify(e)).sort(),
+  );
+  for (let actor = 0; actor < options.actors; actor++) {
+    assert.deepEqual(
+      byTime.filter((e) => e.actor === actor),
+      byActor.filter((e) => e.actor === actor),
+    );
+  }
+  // ...never going back in time, and each export's start is its first record's time.
+  for (let i = 1; i < byTime.length; i++) {
+    assert.ok(byTime[i]!.startMs >= byTime[i - 1]!.startMs, `export ${i} goes back in time`);
+  }
+  for (const e of byTime) {
+    const first = (e.body as {
+      resourceLogs: {
+        scopeLogs: { logRecords: { timeUnixNano: string; observedTimeUnixNano: string }[] }[];
+      }[];
+    }).resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!;
+    const nanos = first.timeUnixNano === "0" ? first.observedTimeUnixNano : first.timeUnixNano;
+    assert.equal(BigInt(e.startMs) * 1_000_000n, BigInt(nanos));
+  }
+  // Actors interleave (actor order would switch actors only actors - 1 times).
+  const switches = byTime.filter((e, i) => i > 0 && e.actor !== byTime[i - 1]!.actor).length;
+  assert.ok(switches > options.actors * 4, `${switches} switches`);
+});

@@ -27,6 +27,13 @@ export interface GenOptions {
   sessionsPerActorPerDay?: number;
   /** Most log records in one export (default 200). */
   batchRecords?: number;
+  /**
+   * How the actors' exports follow one another (default `actor`): `actor`,
+   * every actor's whole history in turn (a backfill); `time`, all actors'
+   * exports merged by the time of their first record, as a live fleet sends
+   * them (each store index keyed by time then grows at its newest end).
+   */
+  order?: "actor" | "time";
 }
 
 /** One export request's body, as one actor's exporter would send it. */
@@ -39,6 +46,8 @@ export interface GeneratedExport {
   toolCalls: number;
   /** Log records in this export. */
   records: number;
+  /** Time of its first record, in ms since the epoch. */
+  startMs: number;
 }
 
 /** OTLP/JSON bytes of an export body. */
@@ -49,40 +58,67 @@ export function encodeJson(body: unknown): Uint8Array {
 const encoder = new TextEncoder();
 
 /**
- * Exports for every actor in turn, each actor's sessions in time order, each
- * export holding up to `batchRecords` records (one `resourceLogs` per session
- * it touches). The same options give the same exports.
+ * Exports of every actor, in the options' `order`, each actor's sessions in
+ * time order, each export holding up to `batchRecords` records (one
+ * `resourceLogs` per session it touches). The same options give the same
+ * exports.
  */
 export function* generateExports(options: GenOptions): Generator<GeneratedExport> {
+  if (options.order === "time") {
+    yield* exportsInTimeOrder(options);
+    return;
+  }
+  for (let actor = 0; actor < options.actors; actor++) yield* actorExports(options, actor);
+}
+
+/** All actors' exports merged by start time (an actor's own stay in its order). */
+function* exportsInTimeOrder(options: GenOptions): Generator<GeneratedExport> {
+  const streams = Array.from(
+    { length: options.actors },
+    (_, actor) => actorExports(options, actor),
+  );
+  const heads = streams.map((stream) => stream.next().value ?? null);
+  for (;;) {
+    let first = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const head = heads[i];
+      if (head && (first < 0 || head.startMs < heads[first]!.startMs)) first = i;
+    }
+    if (first < 0) return;
+    yield heads[first]!;
+    heads[first] = streams[first]!.next().value ?? null;
+  }
+}
+
+/** One actor's exports, its sessions in time order. */
+function* actorExports(options: GenOptions, actor: number): Generator<GeneratedExport> {
   const sessionsPerDay = options.sessionsPerActorPerDay ?? 3;
   const batchRecords = Math.max(1, options.batchRecords ?? 200);
   const nowMs = options.now.getTime();
   const firstDay = Math.floor(nowMs / DAY) * DAY - (options.days - 1) * DAY;
-  for (let actor = 0; actor < options.actors; actor++) {
-    const rng = new Rng(options.seed, actor);
-    const out = new ExportBuilder(actor, batchRecords);
-    const profile = actorProfile(rng, actor);
-    for (let day = 0; day < options.days; day++) {
-      const count = Math.round(sessionsPerDay * (0.4 + 1.2 * rng.float()));
-      const starts: number[] = [];
-      for (let i = 0; i < count; i++) {
-        // Mostly working hours, UTC.
-        starts.push(firstDay + day * DAY + 7 * HOUR + Math.floor(rng.float() * 13 * HOUR));
-      }
-      starts.sort((a, b) => a - b);
-      for (const start of starts) {
-        if (start >= nowMs - MINUTE) continue;
-        const session = new Session(rng, profile, out, start, nowMs);
-        const r = rng.float();
-        if (r < 0.7) claudeSession(session);
-        else if (r < 0.88) codexSession(session);
-        else geminiSession(session);
-        yield* out.drain();
-      }
+  const rng = new Rng(options.seed, actor);
+  const out = new ExportBuilder(actor, batchRecords);
+  const profile = actorProfile(rng, actor);
+  for (let day = 0; day < options.days; day++) {
+    const count = Math.round(sessionsPerDay * (0.4 + 1.2 * rng.float()));
+    const starts: number[] = [];
+    for (let i = 0; i < count; i++) {
+      // Mostly working hours, UTC.
+      starts.push(firstDay + day * DAY + 7 * HOUR + Math.floor(rng.float() * 13 * HOUR));
     }
-    out.flush();
-    yield* out.drain();
+    starts.sort((a, b) => a - b);
+    for (const start of starts) {
+      if (start >= nowMs - MINUTE) continue;
+      const session = new Session(rng, profile, out, start, nowMs);
+      const r = rng.float();
+      if (r < 0.7) claudeSession(session);
+      else if (r < 0.88) codexSession(session);
+      else geminiSession(session);
+      yield* out.drain();
+    }
   }
+  out.flush();
+  yield* out.drain();
 }
 
 // ------------------------------------------------------------------ machinery
@@ -237,6 +273,7 @@ class ExportBuilder {
   #scope: ScopeJson = {};
   #count = 0;
   #toolCalls = 0;
+  #startMs = 0;
   #done: GeneratedExport[] = [];
 
   constructor(readonly actor: number, readonly batchRecords: number) {}
@@ -257,6 +294,11 @@ class ExportBuilder {
       });
     }
     this.#records.push(record);
+    if (this.#count === 0) {
+      // Codex's records carry their time as observed only.
+      const nanos = record.timeUnixNano === "0" ? record.observedTimeUnixNano : record.timeUnixNano;
+      this.#startMs = Number(nanos.slice(0, -6));
+    }
     this.#count++;
     if (toolCall) this.#toolCalls++;
     if (this.#count >= this.batchRecords) this.flush();
@@ -269,6 +311,7 @@ class ExportBuilder {
       body: { resourceLogs: this.#groups },
       toolCalls: this.#toolCalls,
       records: this.#count,
+      startMs: this.#startMs,
     });
     this.#groups = [];
     this.#records = null;
