@@ -8,9 +8,16 @@ import type { InsightWindow } from "../src/analytics/window.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** One Bash call; its command (`rm -rf`) raises a risk flag. */
 function exportOf(id: string) {
   return claudeExport([
-    toolResult({ session: "s-fresh", id, tool: "Bash", timeMs: Date.now() - 60_000 }),
+    toolResult({
+      session: "s-fresh",
+      id,
+      tool: "Bash",
+      timeMs: Date.now() - 60_000,
+      input: { command: "rm -rf ./build" },
+    }),
   ]);
 }
 
@@ -23,6 +30,13 @@ async function calls(server: TestServer, org: TestOrg): Promise<number> {
   const { status, body } = await server.getJson("/v1/insights/activity?window=7d", org.apiKey);
   assert.equal(status, 200);
   return body.summary.total_calls;
+}
+
+/** Flags in the risk insight over 7 days: on SQLite, answered by the store's reader threads. */
+async function flags(server: TestServer, org: TestOrg): Promise<number> {
+  const { status, body } = await server.getJson("/v1/insights/risk?window=7d", org.apiKey);
+  assert.equal(status, 200);
+  return body.summary.total_flags;
 }
 
 async function inFlight(server: TestServer): Promise<number> {
@@ -93,6 +107,43 @@ engineTest(
     await send(server, org, "call-2");
     await sleep(400);
     assert.equal(await calls(server, org), 2, "the state of the last catch-up is past the bound");
+    await held.finish();
+  },
+);
+
+engineTest(
+  "GET /v1/insights/risk over 7 days keeps the same freshness bound as the replica's insights (routed to SQLite's readers there)",
+  async () => {
+    await using server = await startTestServer({ overrides: { insightFreshnessMs: 60_000 } });
+    const org = await server.createOrg();
+    await send(server, org, "call-1");
+    assert.equal(await flags(server, org), 1);
+    await send(server, org, "call-2");
+    assert.equal(await flags(server, org), 2, "nothing in flight: the write just acknowledged");
+
+    const held = await holdExport(server, org, "call-4");
+    await send(server, org, "call-3");
+    assert.equal(
+      await flags(server, org),
+      2,
+      "an export in flight: the answer computed a moment ago, without a read behind the lists",
+    );
+    await held.finish();
+    assert.equal(await flags(server, org), 4, "nothing in flight again: every acknowledged call");
+  },
+);
+
+engineTest(
+  "GET /v1/insights/risk over 7 days reads afresh under ingest once its answer is older than the bound",
+  async () => {
+    await using server = await startTestServer({ overrides: { insightFreshnessMs: 300 } });
+    const org = await server.createOrg();
+    await send(server, org, "call-1");
+    assert.equal(await flags(server, org), 1);
+    const held = await holdExport(server, org, "call-3");
+    await send(server, org, "call-2");
+    await sleep(400);
+    assert.equal(await flags(server, org), 2, "the answer of a moment ago is past the bound");
     await held.finish();
   },
 );

@@ -188,10 +188,11 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     get takenAt() {
       return replica.takenAt;
     },
+    receivingFloor: () => (options.ingest?.inFlight ?? 0) > 0 ? Date.now() - freshnessMs : null,
     staleFloor() {
-      if ((options.ingest?.inFlight ?? 0) <= 0) return null;
+      const floor = reader.receivingFloor();
+      if (floor === null) return null;
       const takenAt = replica.takenAt;
-      const floor = Date.now() - freshnessMs;
       if (takenAt === null || takenAt < floor) return null;
       replica.refresh(refreshMs);
       return floor;
