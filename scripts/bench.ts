@@ -47,8 +47,9 @@
  *   `--quick`); `--connections N`: its connections (default 200).
  *
  * Phases: ingest (JSON and protobuf chunks alternating, bodies pre-encoded
- * with the clock stopped), replica catch-up, lists, details, insights over
- * HTTP, footprint, start-up, then in-process: replica rebuild, DuckDB vs
+ * with the clock stopped), the replica at the end of ingest, lists, details,
+ * insights over HTTP, footprint, start-up, a replica build in the server
+ * (its file deleted), then in-process: replica rebuild, DuckDB vs
  * the store's own insights, detection; last, on a fresh server, metrics
  * ingest (`_bench_metrics.ts`) and the mixed load (`_bench_mixed.ts`), which
  * add data to the store. The phases read the store directly
@@ -61,6 +62,7 @@
 import { parseArgs } from "node:util";
 import {
   type Analytics,
+  FOLLOW_MS,
   INSIGHT_NAMES,
   type InsightName,
   insightWindow,
@@ -282,11 +284,11 @@ async function ingestPhase(
     storeCpuMs: () => store.cpuMs(),
     progress,
     beforeLastChunk: async () => {
-      // The first insight catches the empty replica up with everything so far.
-      await rssPhase(server, "full replica catch-up");
+      // The replica follows the writes: what the first insight finds left to copy.
+      await rssPhase(server, "first insight at the end of ingest");
       seqBefore = await store.seq();
-      progress(`replica catch-up of every row so far (seq ${int(seqBefore)})`);
-      catchUpNote = await fullCatchUp(server, store, seqBefore);
+      progress(`first insight at the end of ingest (seq ${int(seqBefore)})`);
+      catchUpNote = await endOfIngestCatchUp(server);
       await rssPhase(server, "last chunk and its incremental catch-up");
     },
   });
@@ -368,7 +370,13 @@ async function ingestPhase(
   );
   if (catchUpNote) {
     // Recorded here so the Replica rows follow the ingest rows.
-    report.add("Replica", "catch-up in the server: empty replica → all rows", catchUpNote);
+    report.add(
+      "Replica",
+      `in the server at the end of ingest (the replica follows the writes, ${
+        FOLLOW_MS / 1000
+      } s behind)`,
+      catchUpNote,
+    );
   }
   // The last chunk arrived after that catch-up: the next insight copies just it.
   const seqAfter = await store.seq();
@@ -469,7 +477,29 @@ async function insightsAnswered(
   }
 }
 
-/** Triggers the first insight after ingest and waits until the replica holds every row. */
+/** How far behind the writes the replica is when ingest stops, and the first insight's wait. */
+async function endOfIngestCatchUp(server: BenchServer): Promise<string> {
+  const lag = await replicaLag(server);
+  const started = performance.now();
+  await insightsAnswered(server, apiKeyOf(), "90d", 50);
+  return `${
+    int(lag)
+  } seqs not yet copied when the last export was acknowledged; the first insight (activity 90d) answered 200 after ${
+    ms(performance.now() - started)
+  }`;
+}
+
+async function replicaLag(server: BenchServer): Promise<number> {
+  const metrics = await fetch(`${server.ingestUrl}/metrics`).then((r) => r.text());
+  const lag = Number(/^agent_telemetry_replica_lag_seq\S* (\d+)/m.exec(metrics)?.[1] ?? NaN);
+  if (Number.isNaN(lag)) throw new Error("No replica lag in /metrics");
+  return lag;
+}
+
+/**
+ * Asks a server that is building its replica for an insight and waits until
+ * the replica holds every row.
+ */
 async function fullCatchUp(server: BenchServer, store: BenchStore, seq: number): Promise<string> {
   const logBefore = (await Deno.readTextFile(server.logPath)).length;
   const started = performance.now();
@@ -490,10 +520,7 @@ async function fullCatchUp(server: BenchServer, store: BenchStore, seq: number):
     }) while the catch-up went on`;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      const metrics = await fetch(`${server.ingestUrl}/metrics`).then((r) => r.text());
-      const lag = Number(/^agent_telemetry_replica_lag_seq\S* (\d+)/m.exec(metrics)?.[1] ?? NaN);
-      if (lag === 0) break;
-      if (Number.isNaN(lag)) throw new Error("No replica lag in /metrics");
+      if (await replicaLag(server) === 0) break;
       server.assertAlive();
     }
     await timedGet(url, apiKeyOf());
@@ -1370,6 +1397,18 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       "start-up to the first insight answered 200 (activity 90d; 503 while the replica catches up retried every 50 ms)",
       ms(firstInsightMs),
     );
+
+    // A build in the server: its replica deleted, as after damage or an upgrade that rebuilds it.
+    progress("replica build in the server at start-up");
+    for (const file of ["analytics.duckdb", "analytics.duckdb.wal"]) {
+      await Deno.remove(`${dir}/${file}`).catch(() => {});
+    }
+    const building = await startServer();
+    await rssPhase(building, "replica build in the server");
+    const buildNote = await fullCatchUp(building, store, await store.seq());
+    await rssPhase(building, null);
+    await stopServer(building);
+    report.add("Replica", "build in the server at start-up: deleted replica → all rows", buildNote);
 
     // In-process: rebuild the replica from scratch, then DuckDB against the store's own insights.
     progress("replica rebuild in-process");

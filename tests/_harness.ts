@@ -112,7 +112,13 @@ export async function startTestServer(
   }, () => undefined);
   let server: RunningServer;
   try {
-    server = await startServer(config, { quiet: true, ...options.overrides });
+    // No background catch-up after writes unless a test asks for one: tests that
+    // count catch-ups and cache hits must not race a timer.
+    server = await startServer(config, {
+      quiet: true,
+      replicaFollowMs: null,
+      ...options.overrides,
+    });
   } catch (error) {
     await ownDatabase?.drop();
     throw error;

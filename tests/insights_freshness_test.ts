@@ -148,6 +148,31 @@ engineTest(
   },
 );
 
+async function replicaLag(server: TestServer): Promise<number> {
+  const text = await (await fetch(`${server.ingestUrl}/metrics`)).text();
+  return Number(/^agent_telemetry_replica_lag_seq (\d+)/m.exec(text)?.[1]);
+}
+
+engineTest(
+  "the replica catches up in the background after writes, without an insight asking",
+  async () => {
+    await using following = await startTestServer({ overrides: { replicaFollowMs: 100 } });
+    await using idle = await startTestServer({ overrides: { replicaFollowMs: null } });
+    for (const server of [following, idle]) {
+      const org = await server.createOrg();
+      await send(server, org, "call-1");
+      await send(server, org, "call-2");
+    }
+    const deadline = Date.now() + 10_000;
+    while (await replicaLag(following) > 0) {
+      assert.ok(Date.now() < deadline, "the replica never caught up with the writes");
+      await sleep(25);
+    }
+    await sleep(300);
+    assert.ok(await replicaLag(idle) > 0, "without following, the writes wait for an insight");
+  },
+);
+
 Deno.test("the insight cache serves a recent enough state of an earlier position, with its own window once rows moved", () => {
   const DAY = 86_400_000;
   const cache = new InsightCache();

@@ -17,6 +17,7 @@ export class IngestActivity {
   #writes = 0;
   #lastOverlap = -Infinity;
   readonly #listeners = new Set<() => void>();
+  readonly #writtenListeners = new Set<() => void>();
 
   /** Exports being received or written now (an HTTP export being written counts twice). */
   get inFlight(): number {
@@ -36,6 +37,12 @@ export class IngestActivity {
   onStart(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Calls `listener` whenever a write settles (stored or failed), until the returned function is called. */
+  onWritten(listener: () => void): () => void {
+    this.#writtenListeners.add(listener);
+    return () => this.#writtenListeners.delete(listener);
   }
 
   #started(alreadyInFlight: number): void {
@@ -63,6 +70,7 @@ export class IngestActivity {
     return new CountedWriter(writer, (delta) => {
       if (delta > 0) this.#started(this.#writes);
       this.#writes += delta;
+      if (delta < 0) { for (const listener of this.#writtenListeners) listener(); }
     });
   }
 }

@@ -57,6 +57,8 @@ export interface ServeOverrides {
   readDeadlines?: Partial<ReadDeadlines>;
   /** Another insight freshness bound under ingest than `INSIGHT_FRESHNESS_MS`, to test it. */
   insightFreshnessMs?: number;
+  /** Another delay of the replica's background catch-up after writes than `FOLLOW_MS` (null: none). */
+  replicaFollowMs?: number | null;
 }
 
 type Handler = (request: Request) => Promise<Response>;
@@ -82,6 +84,7 @@ export async function startServer(
       timeoutMs: config.queryTimeoutMs,
       ingest: ingestActivity,
       freshnessMs: overrides.insightFreshnessMs,
+      ...(overrides.replicaFollowMs === undefined ? {} : { followMs: overrides.replicaFollowMs }),
       store: stores.engine === "sqlite" ? reader : undefined,
     });
   } catch (error) {
