@@ -8,8 +8,8 @@
  * half of a budget of a quarter of the machine's memory, at most 512 MiB.
  * Measured (BENCHMARKS.md), the rest takes more: the server peaked at
  * 736 MiB at 1M calls and 821 MiB at 10M (issue #16's target is 512 MiB);
- * which part of the excess is V8 heaps, DuckDB beyond its limit or
- * allocator arenas is not yet measured.
+ * how much of the excess is V8 heaps and how much DuckDB beyond its limit
+ * is not yet measured (capping glibc's malloc arenas changed nothing).
  *
  * Read by each thread that opens a store (the workers import it too), so it
  * is computed where it is used rather than passed along.
