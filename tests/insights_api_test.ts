@@ -8,6 +8,7 @@ import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import { QueryTimeoutError } from "../src/errors.ts";
 import {
   assertInsightEqual,
+  bashCall,
   generateTelemetry,
   type InsightsEnv,
   type InsightsOrg,
@@ -27,24 +28,7 @@ function toolCall(
   timeMs: number,
   fields: Partial<ToolCallEvent> = {},
 ): ToolCallEvent {
-  return {
-    kind: "tool_call",
-    sessionId,
-    identity,
-    timeMs,
-    agentSystem: "claude-code",
-    agentVersion: "2.1.0",
-    toolName: "Bash",
-    toolType: "builtin",
-    category: "code_exec",
-    outcome: "ok",
-    durationMs: 100,
-    resultSizeBytes: 10,
-    source: "otlp_logs",
-    toolCallId: identity,
-    arguments: JSON.stringify({ command: "ls" }),
-    ...fields,
-  };
+  return { ...bashCall(identity, timeMs), sessionId, ...fields };
 }
 
 /** Every insight of one org equals the reference over the rows now stored. */
