@@ -355,11 +355,21 @@ async function readUntil(
       if (done) throw new Error(`Server closed stdout before listening: ${out}`);
       out += value;
     }
-    // Keep draining stdout so the server never blocks on a full pipe.
+    // Keep draining stdout so the server never blocks on a full pipe; kept in
+    // BENCH_SERVER_STDOUT when set (e.g. with DENO_V8_FLAGS=--trace-gc, each
+    // isolate's heap sizes: how the benchmark's RSS splits among the threads).
+    const keep = Deno.env.get("BENCH_SERVER_STDOUT");
+    const file = keep ? await Deno.open(keep, { append: true, create: true }) : null;
+    const encoder = new TextEncoder();
     (async () => {
-      for (;;) {
-        const { done } = await reader.read().catch(() => ({ done: true }));
-        if (done) return;
+      try {
+        for (;;) {
+          const { value, done } = await reader.read().catch(() => ({ value: "", done: true }));
+          if (done) return;
+          if (file) await file.write(encoder.encode(value));
+        }
+      } finally {
+        file?.close();
       }
     })();
     return out;
