@@ -447,6 +447,43 @@ Deno.test({
 });
 
 Deno.test({
+  name: "PgReader prepares the statements it reads, up to a bound of distinct texts",
+  ignore,
+  async fn() {
+    await using database = await createTestDatabase();
+    const sql = connectPostgres(database.url, { max: 1 });
+    try {
+      const reader = new PgReader(sql, { timeoutMs: 5000, maxConcurrent: 1 });
+      const prepared = async () => {
+        const [rows] = await reader.read([{
+          sql: "SELECT statement FROM pg_prepared_statements",
+          params: [],
+        }]);
+        return (rows as { statement: string }[]).map((row) => row.statement);
+      };
+      const [rows] = await reader.read([{ sql: "SELECT ? + 1 AS n", params: [41] }]);
+      assert.deepStrictEqual(rows, [{ n: 42 }]);
+      assert.ok((await prepared()).includes("SELECT $1 + 1 AS n"), "a read is prepared");
+      // Distinct texts past the bound run unprepared: the connection's statements stop growing.
+      for (let i = 0; i < 300; i++) {
+        const [rows] = await reader.read([{ sql: `SELECT ? + ${i} AS n`, params: [0] }]);
+        assert.deepStrictEqual(rows, [{ n: i }]);
+      }
+      const statements = (await prepared()).filter((text) => text.startsWith("SELECT $1 + "));
+      assert.ok(statements.length <= 256, `${statements.length} prepared`);
+      assert.ok(
+        statements.includes("SELECT $1 + 200 AS n"),
+        "texts before the bound stay prepared",
+      );
+      assert.ok(!statements.includes("SELECT $1 + 299 AS n"), "texts past it are not prepared");
+      reader.close();
+    } finally {
+      await sql.end();
+    }
+  },
+});
+
+Deno.test({
   name: "PgReader fails a statement past the time limit with QueryTimeoutError and recovers",
   ignore,
   async fn() {
