@@ -670,7 +670,7 @@ export interface InsightsEnv extends AsyncDisposable {
 
 /** Starts a query server on 127.0.0.1 over a fresh temporary data directory. */
 export async function startInsightsEnv(
-  options: { timeoutMs?: number; retentionDays?: number } = {},
+  options: { timeoutMs?: number; retentionDays?: number; edgeHorizonMs?: number } = {},
 ): Promise<InsightsEnv> {
   const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-insights-" });
   const database = await testDatabase();
@@ -691,6 +691,7 @@ export async function startInsightsEnv(
       timeoutMs: timeout,
       quiet: true,
       store: stores.engine === "sqlite" ? reader : undefined,
+      edgeHorizonMs: options.edgeHorizonMs,
     });
   let analytics = await open(timeoutMs);
   const errors: unknown[] = [];

@@ -20,7 +20,10 @@
 import type { InsightBody } from "./insights.ts";
 import { type InsightWindow, windowObject } from "./window.ts";
 
-/** The earliest row times at or after a window's start and end; null: none. */
+/**
+ * The earliest row times at or after a window's start and end, or earlier
+ * times with no row between the edge and them; null: no row after the edge.
+ */
 export interface WindowEdges {
   lo: number | null;
   hi: number | null;

@@ -84,6 +84,15 @@ const INGEST_GAP_MS = 50;
 
 const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
 
+/**
+ * How far past each edge of a window its edges are read (insight_edges.sql):
+ * an organization quiet for longer gets its cached answer recomputed once
+ * per horizon instead of never; reading one hour costs what reading a minute
+ * does (a row group either way), where reading to the window's end cost 30 ms
+ * of a 90-day insight at 1M calls.
+ */
+export const EDGE_HORIZON_MS = 3_600_000;
+
 /** The replica tables an insight's SQL reads (they all have `org_id` and `ts`). */
 const REPLICA_TABLES = ["tool_calls", "model_calls", "risk_flags", "domain_hits", "metric_points"];
 
@@ -107,7 +116,7 @@ export async function runInsight(
   filters: InsightFilters = {},
 ): Promise<InsightBody> {
   await reader.caughtUp(deadline);
-  return (await readInsight(reader, name, orgId, window, deadline, [], filters)).body;
+  return (await readInsight(reader, name, orgId, window, deadline, null, filters)).body;
 }
 
 /** The SQLite store's reader threads, for insights routed there. */
@@ -134,14 +143,24 @@ export class CachedInsights {
   readonly #store: StoreReader | null;
   readonly #cache: InsightCache;
   readonly #pending = new Map<string, Promise<unknown>>();
+  readonly #edgeHorizonMs: number;
   #hits = 0;
   #misses = 0;
 
-  /** `store`: the SQLite store's readers, which answer the insights routed to SQLite. */
-  constructor(reader: InsightReader, cache = new InsightCache(), store: StoreReader | null = null) {
+  /**
+   * `store`: the SQLite store's readers, which answer the insights routed to
+   * SQLite; `edgeHorizonMs`: see {@link EDGE_HORIZON_MS}.
+   */
+  constructor(
+    reader: InsightReader,
+    cache = new InsightCache(),
+    store: StoreReader | null = null,
+    edgeHorizonMs = EDGE_HORIZON_MS,
+  ) {
     this.#reader = reader;
     this.#store = store;
     this.#cache = cache;
+    this.#edgeHorizonMs = edgeHorizonMs;
   }
 
   get stats(): InsightCacheStats {
@@ -215,7 +234,8 @@ export class CachedInsights {
     }
     this.#misses++;
     const tables = tablesRead(DUCKDB_INSIGHT_SQL[name]);
-    const work = readInsight(this.#reader, name, orgId, window, deadline, tables, filters);
+    const edges = { tables, horizonMs: this.#edgeHorizonMs };
+    const work = readInsight(this.#reader, name, orgId, window, deadline, edges, filters);
     this.#pending.set(key, work);
     try {
       const { body, edges } = await work;
@@ -273,8 +293,14 @@ export class CachedInsights {
   }
 }
 
+/** Which tables' window edges to read with an insight, and how far past each edge. */
+interface EdgeReads {
+  tables: readonly string[];
+  horizonMs: number;
+}
+
 /**
- * Reads an insight's sections and, for each table in `edgeTables`, its
+ * Reads an insight's sections and, for each table `edges` names, its
  * window's edges, in one snapshot. No tables: no edges (null).
  */
 async function readInsight(
@@ -283,9 +309,10 @@ async function readInsight(
   orgId: string,
   window: InsightWindow,
   deadline: number,
-  edgeTables: readonly string[],
+  edges: EdgeReads | null,
   filters: InsightFilters,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
+  const edgeTables = edges?.tables ?? [];
   const definition = INSIGHTS[name];
   const statements = insightStatements(
     definition,
@@ -294,11 +321,16 @@ async function readInsight(
     window,
     filters,
   );
-  const edgeParams = { org: orgId, start: BigInt(window.start), end: BigInt(window.end) };
+  const edgeParams = {
+    org: orgId,
+    start: BigInt(window.start),
+    end: BigInt(window.end),
+    horizon: BigInt(edges?.horizonMs ?? 0),
+  };
   const results = await reader.read([
     ...statements.map(({ sql, params }) => ({ sql, params: duckdbParams(params) })),
     ...edgeTables.map((table) => ({
-      sql: WINDOW_EDGES.replace("{table}", table),
+      sql: WINDOW_EDGES.replaceAll("{table}", table),
       params: edgeParams,
     })),
   ], deadline);
@@ -306,12 +338,12 @@ async function readInsight(
   statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
   const body = insightBody(definition, window, rows);
   if (edgeTables.length === 0) return { body, edges: null };
-  const edges: WindowEdges = { lo: null, hi: null };
+  const read: WindowEdges = { lo: null, hi: null };
   for (const [row] of results.slice(statements.length)) {
-    edges.lo = earliest(edges.lo, row?.lo);
-    edges.hi = earliest(edges.hi, row?.hi);
+    read.lo = earliest(read.lo, row?.lo);
+    read.hi = earliest(read.hi, row?.hi);
   }
-  return { body, edges };
+  return { body, edges: read };
 }
 
 function earliest(a: number | null, b: unknown): number | null {

@@ -116,6 +116,8 @@ export interface AnalyticsOptions {
    * on the replica.
    */
   store?: StoreReader;
+  /** How far past a window's edges the cache reads them, ms (insight_runner.ts EDGE_HORIZON_MS; tests). */
+  edgeHorizonMs?: number;
 }
 
 /** What insights learn of the exports a node is receiving. */
@@ -221,7 +223,12 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     onReceiving: (listener) => options.ingest?.onStart(listener) ?? noop,
     concurrentIngestWithin: (ms) => Date.now() - (options.ingest?.lastOverlap ?? -Infinity) <= ms,
   };
-  const cached = new CachedInsights(reader, undefined, options.store ?? null);
+  const cached = new CachedInsights(
+    reader,
+    undefined,
+    options.store ?? null,
+    options.edgeHorizonMs,
+  );
   const follower = follow(replica, options.ingest, options.followMs);
   return {
     catchUp,
