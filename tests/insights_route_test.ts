@@ -3,6 +3,7 @@ import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { engineTest } from "./_harness.ts";
 import { insightWindow, routedToSqlite, SQLITE_ROUTES } from "../src/analytics/mod.ts";
 import { sqliteInsightBatch } from "../src/analytics/sqlite_insights.ts";
+import { EDGE_HORIZON_MS } from "../src/analytics/insight_runner.ts";
 import type { InsightBody } from "../src/analytics/insights.ts";
 import {
   assertInsightEqual,
@@ -80,7 +81,15 @@ function routedPlans(db: DatabaseSync, orgId: string): { sql: string; detail: st
   for (const [name, windowName] of ROUTES) {
     const window = insightWindow(windowName, "daily", Date.now());
     assert.ok(routedToSqlite(name, window));
-    for (const { sql, params } of sqliteInsightBatch(name, orgId, window, "risk_flags")) {
+    for (
+      const { sql, params } of sqliteInsightBatch(
+        name,
+        orgId,
+        window,
+        "risk_flags",
+        EDGE_HORIZON_MS,
+      )
+    ) {
       for (const row of db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params as SQLInputValue[])) {
         const detail = String(row.detail);
         if (/\brisk_flags\b/.test(detail)) plans.push({ sql, detail });

@@ -286,7 +286,8 @@ export class CachedInsights {
     }
     this.#misses++;
     const [table = "tool_calls"] = tablesRead(DUCKDB_INSIGHT_SQL[name]);
-    const results = await store.read(sqliteInsightBatch(name, orgId, window, table));
+    const batch = sqliteInsightBatch(name, orgId, window, table, this.#edgeHorizonMs);
+    const results = await store.read(batch);
     const answer = sqliteInsightAnswer(name, window, results);
     this.#cache.set(key, answer.seq, window, answer.edges, answer.body, readsStarted);
     return answer.body;

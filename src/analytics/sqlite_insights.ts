@@ -104,19 +104,22 @@ export function storePosition(rows: readonly unknown[] | undefined): number {
 /**
  * What the reader threads run for one routed insight, in one snapshot: the
  * store's position, the insight's statements, then the window's edges in
- * `table` (for `insight_cache.ts`). Read the results with {@link sqliteInsightAnswer}.
+ * `table`, read up to `horizonMs` past each (for `insight_cache.ts`). Read
+ * the results with {@link sqliteInsightAnswer}.
  */
 export function sqliteInsightBatch(
   name: InsightName,
   orgId: string,
   window: InsightWindow,
   table: string,
+  horizonMs: number,
 ): ReadStatement[] {
   const statements = insightStatements(INSIGHTS[name], SQLITE_INSIGHT_SQL[name], orgId, window);
-  const edges = positional(WINDOW_EDGES.replace("{table}", table), {
+  const edges = positional(WINDOW_EDGES.replaceAll("{table}", table), {
     org: orgId,
     start: window.start,
     end: window.end,
+    horizon: horizonMs,
   });
   return [
     STORE_POSITION_STATEMENT,
