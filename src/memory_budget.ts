@@ -7,9 +7,11 @@
  * listeners — was expected to take about as much again, so the caches get
  * half of a budget of a quarter of the machine's memory, at most 512 MiB.
  * Measured (BENCHMARKS.md), the rest takes more: the server peaked at
- * 736 MiB at 1M calls and 821 MiB at 10M (issue #16's target is 512 MiB);
- * how much of the excess is V8 heaps and how much DuckDB beyond its limit
- * is not yet measured (capping glibc's malloc arenas changed nothing).
+ * 736 MiB at 1M calls and 792 MiB at 10M (issue #16's target is 512 MiB).
+ * At that 10M peak V8's heaps were at most 278 MiB (main 166, writer 71,
+ * readers 17 and 15, checkpoint 9: V8's GC trace), the binary 87 MiB, these
+ * caches 224 MiB: about 200 MiB remain, DuckDB beyond its buffer limit and
+ * malloc (capping glibc's arenas changed nothing).
  *
  * Read by each thread that opens a store (the workers import it too), so it
  * is computed where it is used rather than passed along.

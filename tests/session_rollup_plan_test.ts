@@ -119,6 +119,15 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
         );
       }
     });
+    await t.step("a session's counters are recounted from that session's calls only", () => {
+      const detail = plan(parseNamedSql(ingestSql)["recount_session"]!, [1, "org_1", "s_1"]);
+      const reads = detail.match(/\btool_calls\b.*/g) ?? [];
+      assert.deepEqual(
+        reads,
+        ["tool_calls USING INDEX tool_calls_by_session (org_id=? AND session_id=?)"],
+        detail,
+      );
+    });
     await t.step("a time filter falls back to the calls' grouping", () => {
       const detail = pagePlan({ actor: "act_7", before: 1 }, null);
       assert.match(detail, /tool_calls/, detail);
