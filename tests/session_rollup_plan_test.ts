@@ -19,6 +19,7 @@ import { sqliteQueries } from "../src/store/sqlite/reader.ts";
 import type { PageKey, SessionFilters, TelemetryQueries } from "../src/store/telemetry_queries.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
 import ingestSql from "../sql/sqlite/ingest.sql" with { type: "text" };
+import retentionSql from "../sql/sqlite/retention.sql" with { type: "text" };
 import { parseNamedSql } from "../src/store/named_sql.ts";
 
 const CURSOR: PageKey = [1_700_000_000_000, "s_cursor"];
@@ -127,6 +128,29 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
         ["tool_calls USING INDEX tool_calls_by_session (org_id=? AND session_id=?)"],
         detail,
       );
+    });
+    // The writer runs these while every organization's ingest waits: an extra
+    // equality (`outcome = ?`) once steered a recount to an organization-wide
+    // index, 8.5 s per count at 10M calls.
+    await t.step("every writer statement that names a session reads only its rows", () => {
+      const named = [
+        ...Object.entries(parseNamedSql(ingestSql)),
+        ...Object.entries(parseNamedSql(retentionSql)),
+      ];
+      let checked = 0;
+      for (const [name, text] of named) {
+        if (text.includes("{{") || !/\bsession_id = \?/.test(text)) continue;
+        const numbered = [...text.matchAll(/\?(\d+)/g)].map((m) => Number(m[1]));
+        const count = Math.max(0, ...numbered, (text.match(/\?(?!\d)/g) ?? []).length);
+        const detail = plan(text, Array(count).fill("x"));
+        checked++;
+        assert.doesNotMatch(
+          detail,
+          /\bSCAN (tool_calls|model_calls|sessions|session_actors|decisions)\b|_by_(time|tool_name|tool_type|category|outcome|actor|agent)\b/,
+          `${name}\n${detail}`,
+        );
+      }
+      assert.ok(checked >= 8, `${checked} statements checked`);
     });
     await t.step("a time filter falls back to the calls' grouping", () => {
       const detail = pagePlan({ actor: "act_7", before: 1 }, null);
