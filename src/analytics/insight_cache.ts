@@ -17,8 +17,21 @@
  *
  * @module
  */
+import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
+import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import type { InsightBody } from "./insights.ts";
 import { type InsightWindow, windowObject } from "./window.ts";
+
+const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
+
+/**
+ * The statement that reads a window's {@link WindowEdges} in `table`, with
+ * `$org`, `$start`, `$end` and `$horizon` (insight_edges.sql): the same text
+ * on the replica and, for the insights routed there, on SQLite.
+ */
+export function windowEdgesSql(table: string): string {
+  return WINDOW_EDGES.replaceAll("{table}", table);
+}
 
 /**
  * The earliest row times at or after a window's start and end, or earlier

@@ -13,9 +13,7 @@
  *
  * @module
  */
-import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
-import { namedSql, parseNamedSql } from "../store/named_sql.ts";
-import { InsightCache, type WindowEdges } from "./insight_cache.ts";
+import { InsightCache, type WindowEdges, windowEdgesSql } from "./insight_cache.ts";
 import {
   type AnyInsightName,
   DUCKDB_INSIGHT_SQL,
@@ -81,8 +79,6 @@ export interface InsightReader {
  * client that sends one export at a time never waits.
  */
 const INGEST_GAP_MS = 50;
-
-const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
 
 /**
  * How far past each edge of a window its edges are read (insight_edges.sql):
@@ -331,7 +327,7 @@ async function readInsight(
   const results = await reader.read([
     ...statements.map(({ sql, params }) => ({ sql, params: duckdbParams(params) })),
     ...edgeTables.map((table) => ({
-      sql: WINDOW_EDGES.replaceAll("{table}", table),
+      sql: windowEdgesSql(table),
       params: edgeParams,
     })),
   ], deadline);

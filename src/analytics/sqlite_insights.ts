@@ -21,7 +21,6 @@ import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/sqlite/outliers.sql" with { type: "text" };
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
 import storePositionSql from "../../sql/sqlite/store_position.sql" with { type: "text" };
-import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import {
   type AnyInsightName,
@@ -35,6 +34,7 @@ import {
 } from "./insights.ts";
 import type { ReplicaRow } from "./replica.ts";
 import type { InsightWindow, WindowName } from "./window.ts";
+import { windowEdgesSql } from "./insight_cache.ts";
 
 /** The SQLite statements of each insight, by section. */
 export const SQLITE_INSIGHT_SQL: Readonly<Record<InsightName, Record<string, string>>> = {
@@ -90,7 +90,6 @@ export function routedToSqlite(
 }
 
 const STORE_POSITION = namedSql(parseNamedSql(storePositionSql), "store_position");
-const WINDOW_EDGES = namedSql(parseNamedSql(edgesSql), "window_edges");
 
 /** The statement that reads the store's position (seq). */
 export const STORE_POSITION_STATEMENT: ReadStatement = { sql: STORE_POSITION, params: [] };
@@ -115,7 +114,7 @@ export function sqliteInsightBatch(
   horizonMs: number,
 ): ReadStatement[] {
   const statements = insightStatements(INSIGHTS[name], SQLITE_INSIGHT_SQL[name], orgId, window);
-  const edges = positional(WINDOW_EDGES.replaceAll("{table}", table), {
+  const edges = positional(windowEdgesSql(table), {
     org: orgId,
     start: window.start,
     end: window.end,
