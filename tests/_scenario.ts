@@ -8,9 +8,32 @@
 import assert from "node:assert/strict";
 import type { TestOrg, TestServer } from "./_harness.ts";
 import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
+import { type Clock, clockFrom } from "../src/time.ts";
 
-/** Base time of the scenario: 2026-11-20T10:00:00.000Z. */
-export const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+/**
+ * Base time of the scenario: the start of the hour a day before the suite
+ * started, so that its data (T0 to T0 + 99 s, never across a UTC midnight)
+ * sits inside every insight window ending now, on whatever day the suite runs.
+ */
+export const T0 = Math.floor(Date.now() / HOUR) * HOUR - DAY;
+
+/**
+ * The day the hand-written agent fixtures (`tests/fixtures/agents/*.json`) and
+ * some fixed-date tests stamp their records with: 2026-11-20T10:00:00.000Z.
+ */
+export const FIXTURE_T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
+
+/**
+ * The server clock of a test whose data sits at {@link FIXTURE_T0}: it reads a
+ * day after it and runs on, so insight windows ending "now" hold the data and
+ * the server's own retention pass keeps it, whatever day the suite runs.
+ */
+export function fixtureClock(): Clock {
+  return clockFrom(FIXTURE_T0 + DAY);
+}
 
 /** What the scenario loaded. */
 export interface Scenario {

@@ -4,10 +4,10 @@
  * for byte, and checks the API's view against the scenario's expectations
  * field by field: the live harness's check without npm or network.
  *
- * Recorded times are fixed, the insight windows end now: each comparison runs
- * with the process clock (`Date.now`, which the server's insight windows and
- * retention read) set to just after the recorded run, so the replay answers
- * as it did on the day it was recorded.
+ * Recorded times are fixed, the insight windows end now: each server runs on a
+ * clock of the test's (`ServeOverrides.clock`, which insight windows and
+ * retention read) moved to just after the recorded run once it is replayed,
+ * so the replay answers as it did on the day it was recorded.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -66,41 +66,52 @@ function tracesFirst(requests: RecordedRequest[]): RecordedRequest[] {
   return [...requests.filter(isTrace), ...requests.filter((r) => !isTrace(r))];
 }
 
-/**
- * Runs `fn` with `Date.now` set to one hour after the last activity the
- * server holds for `org`, so the 7-day insight windows cover the recorded run.
- */
-async function atRecordingTime<T>(
-  server: TestServer,
-  org: TestOrg,
-  fn: () => Promise<T>,
-): Promise<T> {
-  const { status, body } = await server.getJson("/v1/sessions?limit=500", org.apiKey);
-  assert.deepEqual(status, 200);
-  const lastSeen = Math.max(...(body.data as Json[]).map((s) => Date.parse(String(s.last_seen))));
-  const realNow = Date.now;
-  const offset = Number.isFinite(lastSeen) ? realNow() - (lastSeen + 3_600_000) : 0;
-  Date.now = () => realNow() - offset;
-  try {
-    return await fn();
-  } finally {
-    Date.now = realNow;
+/** A server's clock that a test moves: the real time until {@link RecordingClock.moveTo}. */
+class RecordingClock {
+  #offset = 0;
+  readonly now = (): number => Date.now() + this.#offset;
+
+  /** From now on the clock reads `ms`, running on. */
+  moveTo(ms: number): void {
+    this.#offset = ms - Date.now();
   }
 }
 
-async function differences(server: TestServer, org: TestOrg, expected: ExpectedRun) {
-  return await atRecordingTime(
-    server,
-    org,
-    () => settledDifferences(server.queryUrl, org.apiKey, expected),
-  );
+/** A test server on a {@link RecordingClock}. */
+async function startRecordingServer(): Promise<TestServer & { clock: RecordingClock }> {
+  const clock = new RecordingClock();
+  const server = await startTestServer({ overrides: { clock: clock.now } });
+  return Object.assign(server, { clock });
+}
+
+/**
+ * Moves the server's clock to one hour after the last activity it holds for
+ * `org`, so the 7-day insight windows cover the recorded run.
+ */
+async function toRecordingTime(server: TestServer & { clock: RecordingClock }, org: TestOrg) {
+  const { status, body } = await server.getJson("/v1/sessions?limit=500", org.apiKey);
+  assert.deepEqual(status, 200);
+  const lastSeen = Math.max(...(body.data as Json[]).map((s) => Date.parse(String(s.last_seen))));
+  if (Number.isFinite(lastSeen)) server.clock.moveTo(lastSeen + 3_600_000);
+}
+
+async function differences(
+  server: TestServer & { clock: RecordingClock },
+  org: TestOrg,
+  expected: ExpectedRun,
+) {
+  await toRecordingTime(server, org);
+  return await settledDifferences(server.queryUrl, org.apiKey, expected);
 }
 
 /**
  * Everything the API answers about `org`'s run, without the ids that differ
  * between organizations: session details, every tool call detail, the cost insight.
  */
-async function apiAnswers(server: TestServer, org: TestOrg): Promise<unknown> {
+async function apiAnswers(
+  server: TestServer & { clock: RecordingClock },
+  org: TestOrg,
+): Promise<unknown> {
   const get = async (path: string) => {
     const { status, body } = await server.getJson(path, org.apiKey);
     assert.deepEqual(status, 200, path);
@@ -132,7 +143,8 @@ async function apiAnswers(server: TestServer, org: TestOrg): Promise<unknown> {
       external_domains: detail.external_domains,
     });
   }
-  const cost = await atRecordingTime(server, org, () => get("/v1/insights/cost?window=7d"));
+  await toRecordingTime(server, org);
+  const cost = await get("/v1/insights/cost?window=7d");
   return { sessions, cost: { summary: cost.summary, breakdown: cost.breakdown } };
 }
 
@@ -148,7 +160,7 @@ for (const scenario of SCENARIOS) {
 
     engineTest(`${label}: the replayed recording serves the expected view`, async () => {
       const requests = await readRecording(dir);
-      await using server = await startTestServer();
+      await using server = await startRecordingServer();
       const org = await server.createOrg();
       await replay(server, org, requests);
       assert.deepEqual(await differences(server, org, scenario.expected(variant)), []);
@@ -163,7 +175,7 @@ for (const scenario of SCENARIOS) {
       `${label}: the run's requests reordered so that traces come first get the same API answers`,
       async () => {
         const recorded = await readRecording(dir);
-        await using server = await startTestServer();
+        await using server = await startRecordingServer();
         const inOrder = await server.createOrg("InOrder");
         const reordered = await server.createOrg("Reordered");
         await replay(server, inOrder, recorded);

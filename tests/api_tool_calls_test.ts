@@ -60,7 +60,8 @@ engineTest("GET /v1/tool-calls applies every filter", async (t) => {
     ["outcome=Error", ["Read"]],
     ["outcome=ok&tool_name=Bash&session_id=s2", ["Bash"]],
     [`after=${iso(T0 + 1000)}&before=${iso(T0 + 10_000)}`, ["Edit", "WebFetch", "Read"]],
-    [`after=${encodeURIComponent("2026-11-20T15:00:01+05:00")}`, [
+    // T0 + 1 s written in +05:00: the bound is the instant, not its digits.
+    [`after=${encodeURIComponent(iso(T0 + 1000 + 5 * 3_600_000).replace(".000Z", "+05:00"))}`, [
       "mcp__github__create_issue",
       "Bash",
       "Edit",

@@ -3,6 +3,7 @@
  * mapped field asserted through the query API.
  */
 import assert from "node:assert/strict";
+import { fixtureClock } from "./_scenario.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 
 type Call = Record<string, unknown>;
@@ -27,7 +28,7 @@ async function callsOf(server: TestServer, key: string, session: string): Promis
 }
 
 engineTest("Claude Code events map to tool calls, rejected calls and session cost", async () => {
-  await using server = await startTestServer();
+  await using server = await startTestServer({ overrides: { clock: fixtureClock() } });
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "claude_code.json");
   const session = "5e3a1c9b-7d2f-4f6a-9b1e-2c8d4a6f0e11";
@@ -82,7 +83,7 @@ engineTest("Claude Code events map to tool calls, rejected calls and session cos
 });
 
 engineTest("Claude Code's old attribute names map the same way", async () => {
-  await using server = await startTestServer();
+  await using server = await startTestServer({ overrides: { clock: fixtureClock() } });
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "claude_code_old_names.json");
   const { body } = await server.getJson("/v1/sessions", org.apiKey);
@@ -114,7 +115,7 @@ engineTest("Claude Code's old attribute names map the same way", async () => {
 });
 
 engineTest("Codex events map with call ids, outputs and denied decisions", async () => {
-  await using server = await startTestServer();
+  await using server = await startTestServer({ overrides: { clock: fixtureClock() } });
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "codex.json");
   const session = "0199a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b";
@@ -152,7 +153,7 @@ engineTest("Codex events map with call ids, outputs and denied decisions", async
 });
 
 engineTest("Gemini CLI tool calls map without call ids; rejects are rejected calls", async () => {
-  await using server = await startTestServer();
+  await using server = await startTestServer({ overrides: { clock: fixtureClock() } });
   const org = await server.createOrg();
   await ingestFixture(server, org.ingestKey, "gemini_cli.json");
   const session = "8f2c6a1e-4b3d-4e9f-a7c5-1d0b2e3f4a6c";
@@ -180,7 +181,7 @@ engineTest("Gemini CLI tool calls map without call ids; rejects are rejected cal
 });
 
 engineTest("GenAI semantic-convention spans map to tool calls with trace ids", async () => {
-  await using server = await startTestServer();
+  await using server = await startTestServer({ overrides: { clock: fixtureClock() } });
   const org = await server.createOrg();
   const answer = await ingestFixture(server, org.ingestKey, "genai_spans.json", "/v1/traces");
   assert.equal(

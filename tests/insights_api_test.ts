@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { engineTest } from "./_harness.ts";
+import { engineTest, startTestServer } from "./_harness.ts";
+import { claudeExport, toolResult } from "./_otlp.ts";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { type CatchUpStats, INSIGHT_NAMES } from "../src/analytics/mod.ts";
 import { Replica } from "../src/analytics/replica.ts";
@@ -280,6 +281,40 @@ engineTest(
       }]);
       if (granularity === "weekly") assert.ok(Date.parse(body.series[0].bucket) < start);
     }
+  },
+);
+
+engineTest(
+  "GET /v1/insights/activity holds calls from window.start inclusive to the request's millisecond exclusive",
+  async () => {
+    // A stopped server clock: the request's "now" is a millisecond the test knows.
+    const now = Date.now() - 60_000;
+    await using server = await startTestServer({ overrides: { clock: () => now } });
+    const org = await server.createOrg();
+    const at = [now - 7 * DAY - 1, now - 7 * DAY, now - 1, now];
+    const response = await server.ingest(
+      "/v1/logs",
+      claudeExport(
+        at.map((timeMs, i) =>
+          toolResult({ session: `edge-${i}`, id: `edge_${i}`, tool: "Bash", timeMs })
+        ),
+      ),
+      org.ingestKey,
+    );
+    assert.equal(response.status, 200, await response.text());
+    const { body } = await server.getJson("/v1/insights/activity?window=7d", org.apiKey);
+    assert.deepEqual(body.window, {
+      window: "7d",
+      granularity: "daily",
+      start: iso(now - 7 * DAY),
+      end: iso(now),
+    });
+    assert.equal(body.summary.total_calls, 2, "the start's millisecond in, the end's out");
+    assert.equal(body.summary.session_count, 2);
+    assert.equal(
+      body.series.reduce((sum: number, bucket: { calls: number }) => sum + bucket.calls, 0),
+      2,
+    );
   },
 );
 

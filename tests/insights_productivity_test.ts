@@ -225,6 +225,85 @@ engineTest(
   },
 );
 
+/** One Claude Code-like delta point (no start time: each point is its own interval). */
+function claudePoint(at: number, value: number, attributes: Record<string, string>) {
+  return {
+    timeUnixNano: String(BigInt(at) * NS_PER_MS),
+    asInt: String(value),
+    attributes: Object.entries(attributes).map(([key, value]) => ({
+      key,
+      value: { stringValue: value },
+    })),
+  };
+}
+
+function claudeDeltas(metrics: { name: string; points: Record<string, unknown>[] }[]) {
+  return {
+    resourceMetrics: [{
+      resource: { attributes: [{ key: "service.name", value: { stringValue: "claude-code" } }] },
+      scopeMetrics: [{
+        scope: { name: "com.anthropic.claude_code" },
+        metrics: metrics.map(({ name, points }) => ({
+          name,
+          sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: points },
+        })),
+      }],
+    }],
+  };
+}
+
+engineTest(
+  "productivity: repeated delta points add up, an idle counter adds nothing, rejected edits count",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const now = Date.now();
+    const edit = (decision: string) => ({
+      "session.id": "d1",
+      decision,
+      tool_name: "Edit",
+      language: "TypeScript",
+    });
+    for (
+      const body of [
+        claudeDeltas([
+          {
+            // The same delta twice: 4 + 4, not a counter standing still.
+            name: "claude_code.lines_of_code.count",
+            points: [
+              claudePoint(now - 3 * DAY, 4, { "session.id": "d1", type: "added" }),
+              claudePoint(now - 2 * DAY, 4, { "session.id": "d1", type: "added" }),
+            ],
+          },
+          {
+            name: "claude_code.code_edit_tool.decision",
+            points: [
+              claudePoint(now - 3 * DAY, 2, edit("reject")),
+              claudePoint(now - 2 * DAY, 1, edit("accept")),
+            ],
+          },
+        ]),
+        // A cumulative counter idle at 10 since its start: 10 in all, not 10 per point.
+        geminiLines([
+          linesPoint("g1", now - 4 * DAY, now - 3 * DAY, 10),
+          linesPoint("g1", now - 4 * DAY, now - 2 * DAY, 10),
+          linesPoint("g1", now - 4 * DAY, now - DAY, 10),
+        ]),
+      ]
+    ) {
+      const response = await server.ingest("/v1/metrics", body, org.ingestKey);
+      assert.equal(response.status, 200, await response.text());
+    }
+    const week = await productivity(server, org);
+    assert.equal(week.summary.lines_added, 4 + 4 + 10);
+    assert.equal(week.summary.edits_rejected, 2);
+    assert.equal(week.summary.edits_accepted, 1);
+    assert.deepEqual(week.breakdown[0].decisions, [
+      { tool: "Edit", language: "TypeScript", accepted: 1, rejected: 2 },
+    ]);
+  },
+);
+
 engineTest(
   "productivity: ratios are null without their inputs, and lines derive per session",
   async () => {

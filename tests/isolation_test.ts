@@ -66,6 +66,27 @@ function telemetry(side: 0 | 1, round: number) {
         token: side === 1 ? `ghp_${"Zq8".repeat(12)}` : undefined,
       },
     }),
+    // In the session id both organizations use: B's flagged command, and a call
+    // rejected in round 0 whose result replaces it in round 1 (the session's
+    // per-actor rows are then rebuilt: only this organization's may be).
+    ...(side === 1
+      ? [toolResult({
+        session: "shared",
+        id: `s${side}r${round}-7`,
+        tool: "Bash",
+        timeMs: t(7),
+        input: { command: "rm -rf /srv/shared-cache" },
+      })]
+      : []),
+    round === 0
+      ? toolDecision({
+        session: "shared",
+        id: `s${side}-replaced`,
+        tool: "Edit",
+        timeMs: t(8),
+        decision: "reject",
+      })
+      : toolResult({ session: "shared", id: `s${side}-replaced`, tool: "Edit", timeMs: t(8) }),
     apiRequest({
       session: "shared",
       timeMs: t(6),
@@ -144,6 +165,10 @@ async function everything(
     }
   }
   assert.ok(sessions.data.length > 0 && calls.data.length > 0, "the organization has data");
+  const activity = answers.get("/v1/insights/activity?window=7d") as {
+    body: { summary: { total_calls: number } };
+  };
+  assert.ok(activity.body.summary.total_calls > 0, "the insights' window holds the data");
   return answers;
 }
 
@@ -165,6 +190,11 @@ engineTest(
     assert.deepEqual(await everything(server, a, b), aAlone, "A's answers after B's data arrived");
     await send(server, a, telemetry(0, 1));
     assert.deepEqual(await everything(server, b, a), bAlone, "B's answers after more of A's data");
+    // The flagged command is B's alone, in the session id both use.
+    const shared = async (org: TestOrg) =>
+      (await server.getJson("/v1/sessions/shared", org.apiKey)).body;
+    assert.deepEqual((await shared(a)).risk_flags, []);
+    assert.ok((await shared(b)).risk_flags.length > 0, "B's rm -rf is flagged");
     // The other organization's ids are unknown here, not served.
     const bCalls = (await server.getJson("/v1/tool-calls?limit=500", b.apiKey)).body.data;
     for (const call of bCalls) {

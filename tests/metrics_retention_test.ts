@@ -57,6 +57,13 @@ engineTest(
         point("live", at(120), at(95), 60),
         point("live", at(120), at(5), 65),
       ]),
+      // Cumulative with no start time, still reporting: its group is the series
+      // alone (no start time), so its older points stay too: a rise of 2, not 33.
+      linesExport(2, [
+        point("nostart", null, at(119), 30),
+        point("nostart", null, at(95), 31),
+        point("nostart", null, at(5), 33),
+      ]),
       // Delta: each point is its own group.
       linesExport(1, [point("delta", at(101), at(100), 7), point("delta", at(3), at(2), 4)]),
     ];
@@ -91,7 +98,7 @@ engineTest(
     const before = await get();
     assert.equal(
       before.summary.lines_added,
-      5 + 4,
+      5 + 2 + 4,
       "the Write is not counted: its session sent lines",
     );
     assert.equal(before.summary.lines_source, "metrics");
@@ -100,12 +107,20 @@ engineTest(
     assert.equal(result.toolCalls + result.modelCalls, 0);
     const rows = await readProductivityRows(server);
     const kept = rows.points.map((p) => `${p.session_id}@${Math.round((now - p.ts) / DAY)}`).sort();
-    assert.deepEqual(kept, ["delta@2", "live@119", "live@5", "live@95"]);
+    assert.deepEqual(kept, [
+      "delta@2",
+      "live@119",
+      "live@5",
+      "live@95",
+      "nostart@119",
+      "nostart@5",
+      "nostart@95",
+    ]);
 
     const after = await get();
     assert.equal(
       after.summary.lines_added,
-      5 + 4 + 3,
+      5 + 2 + 4 + 3,
       "the Write now counts: the replica lost the old points",
     );
     assert.equal(after.summary.lines_source, "mixed");
@@ -125,7 +140,7 @@ engineTest(
     assert.equal(again.toolCalls + again.modelCalls, 0);
     assert.equal(
       (await readProductivityRows(server)).points.length,
-      4,
+      7,
       "a second pass deletes nothing",
     );
   },

@@ -14,7 +14,6 @@ import {
 } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
-import { T0 } from "./_scenario.ts";
 
 interface Node extends AsyncDisposable {
   queryUrl: string;
@@ -44,13 +43,16 @@ async function getJson(url: string, key: string) {
   return { status: response.status, body: await response.json() };
 }
 
+/** Calls are stamped an hour before the test started: inside every insight window, any day. */
+const BASE = Date.now() - 3_600_000;
+
 async function ingest(node: Node, org: TestOrg, first: number, count: number, session: string) {
   const records = Array.from({ length: count }, (_, i) =>
     toolResult({
       session,
       id: `call_${first + i}`,
       tool: i % 2 ? "Bash" : "Read",
-      timeMs: T0 + first + i,
+      timeMs: BASE + first + i,
       input: { command: "ls" },
     }));
   const response = await fetch(`${node.ingestUrl}/v1/logs`, {

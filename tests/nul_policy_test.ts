@@ -6,14 +6,14 @@
 import assert from "node:assert/strict";
 import { engineTest, startTestServer } from "./_harness.ts";
 import { claudeEvent, toolResult } from "./_otlp.ts";
-import { send } from "./_scenario.ts";
+import { FIXTURE_T0, fixtureClock, send } from "./_scenario.ts";
 
 const NUL = "\u0000";
 const FFFD = "\ufffd";
-const T = Date.UTC(2026, 10, 20, 10, 0, 0);
+const T = FIXTURE_T0;
 
 engineTest("a NUL in tool names, ids, errors and arguments is served as U+FFFD", async (t) => {
-  await using server = await startTestServer();
+  await using server = await startTestServer({ overrides: { clock: fixtureClock() } });
   const org = await server.createOrg();
   await send(server, org.ingestKey, [
     claudeEvent("tool_result", T, {

@@ -14,14 +14,17 @@ import {
   type SessionFilters,
 } from "../src/store/telemetry_queries.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
+import { clockFrom } from "../src/time.ts";
 import { claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 
 const DAY = 86_400_000;
-/**
- * Times of the data: years ahead, so that the server's own retention pass (10 s
- * after start, at the real time) deletes nothing; only the test's pass does.
- */
+/** Times of the data: a fixed day, whatever day the suite runs (the server's clock is set). */
 const T0 = Date.UTC(2036, 0, 10, 10, 0, 0);
+/**
+ * The server's clock: a year before T0, so that its own retention pass (10 s
+ * after start) deletes nothing of the data; only the test's pass does.
+ */
+const SERVER_CLOCK_START = T0 - 365 * DAY;
 const EPOCH = "1970-01-01T00:00:00.000Z";
 
 type Value = string | number;
@@ -131,7 +134,10 @@ async function allPages(server: TestServer, apiKey: string, query: string): Prom
 engineTest(
   "session lists by actor, team, agent or domain from the rollup equal the calls' grouping",
   async (t) => {
-    await using server = await startTestServer({ flags: { retentionDays: "90" } });
+    await using server = await startTestServer({
+      flags: { retentionDays: "90" },
+      overrides: { clock: clockFrom(SERVER_CLOCK_START) },
+    });
     const org = await server.createOrg();
     const store = await server.keyStore();
     const actorB = await store.createActor(org.orgId, "b");

@@ -16,6 +16,7 @@ import {
   isWindowName,
   type WindowName,
 } from "../analytics/mod.ts";
+import { type Clock, systemClock } from "../time.ts";
 import { jsonResponse } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
 import type { ApiHandler } from "./context.ts";
@@ -67,8 +68,11 @@ export function parseInsightParams(
 
 const filterQuery = z.object({ actor: exactParam });
 
-/** The spec's six insight routes and productivity; the window ends at the request time. */
-export function insightRoutes(analytics: Pick<Analytics, "cachedInsight">): Route<ApiHandler>[] {
+/** The spec's six insight routes and productivity; the window ends at the request time (`clock`). */
+export function insightRoutes(
+  analytics: Pick<Analytics, "cachedInsight">,
+  clock: Clock = systemClock,
+): Route<ApiHandler>[] {
   const spec: Route<ApiHandler>[] = INSIGHT_NAMES.map((name) => ({
     pattern: `/v1/insights/${name}`,
     handler: async ({ url, orgId }) => {
@@ -76,16 +80,19 @@ export function insightRoutes(analytics: Pick<Analytics, "cachedInsight">): Rout
       const body = await analytics.cachedInsight(
         name,
         orgId,
-        insightWindow(window, granularity, Date.now()),
+        insightWindow(window, granularity, clock()),
       );
       return jsonResponse(body);
     },
   }));
-  return [...spec, productivityRoute(analytics)];
+  return [...spec, productivityRoute(analytics, clock)];
 }
 
 /** `/v1/insights/productivity`: the insight narrowed by `actor`/`team`, actors named. */
-function productivityRoute(analytics: Pick<Analytics, "cachedInsight">): Route<ApiHandler> {
+function productivityRoute(
+  analytics: Pick<Analytics, "cachedInsight">,
+  clock: Clock,
+): Route<ApiHandler> {
   return {
     pattern: "/v1/insights/productivity",
     handler: async ({ url, orgId, services }) => {
@@ -94,7 +101,7 @@ function productivityRoute(analytics: Pick<Analytics, "cachedInsight">): Route<A
       const body = await analytics.cachedInsight(
         "productivity",
         orgId,
-        insightWindow(window, granularity, Date.now()),
+        insightWindow(window, granularity, clock()),
         { actor, team: teamParam(url.searchParams) },
       );
       const rows = body.breakdown ?? [];

@@ -14,6 +14,7 @@ import type { KeyVerifier } from "../store/stores.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import { insightRoutes } from "../api/insights.ts";
 import type { RetentionResult } from "../store/stores.ts";
+import { type Clock, systemClock } from "../time.ts";
 import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";
@@ -59,6 +60,11 @@ export interface ServeOverrides {
   insightFreshnessMs?: number;
   /** Another delay of the replica's background catch-up after writes than `FOLLOW_MS` (null: none). */
   replicaFollowMs?: number | null;
+  /**
+   * Another "now" than the system's for insight windows and retention cutoffs:
+   * tests whose data sits at fixed dates fix the server's clock with it.
+   */
+  clock?: Clock;
 }
 
 type Handler = (request: Request) => Promise<Response>;
@@ -74,6 +80,7 @@ export async function startServer(
   const { reader } = stores;
   const ingestActivity = new IngestActivity();
   const writer = stores.writer && ingestActivity.countWrites(stores.writer);
+  const clock = overrides.clock ?? systemClock;
   let analytics: Analytics;
   let cursorSecret: Uint8Array;
   try {
@@ -122,7 +129,7 @@ export async function startServer(
     metrics,
     readiness,
     logError,
-    routes: [...insightRoutes(analytics), ...(overrides.routes ?? [])],
+    routes: [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])],
   });
   const ingestApp = ingestActivity.countRequests(createIngestApp({
     keys,
@@ -147,7 +154,7 @@ export async function startServer(
   // Passes run one after another, so a pass at a fixed `now` never returns the result of another.
   const runRetention = (now?: number): Promise<RetentionResult> => {
     const pass = (retentionRun ?? Promise.resolve(NOTHING_PRUNED)).catch(() => NOTHING_PRUNED)
-      .then(() => writer?.runRetention(now) ?? NOTHING_PRUNED)
+      .then(() => writer?.runRetention(now ?? clock()) ?? NOTHING_PRUNED)
       .then((result) => {
         if (result.toolCalls + result.modelCalls > 0) {
           log("info", "retention pass", {
