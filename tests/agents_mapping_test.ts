@@ -1203,16 +1203,21 @@ Deno.test("GenAI spans: deprecated token names, response model fallback, no oper
   );
 });
 
-Deno.test("GenAI spans are mapped whatever the service, Gemini's own operations are not", () => {
+Deno.test("GenAI spans are mapped for services with no span mapping, Gemini's own operations are not", () => {
   const attributes = {
     "gen_ai.operation.name": "execute_tool",
     "gen_ai.tool.name": "Bash",
     "gen_ai.conversation.id": "c",
   };
   assert.equal(
-    only(mapRecord(span({ resource: { "service.name": "claude-code" }, attributes })), "tool_call")
+    only(mapRecord(span({ resource: { "service.name": "my-agent" }, attributes })), "tool_call")
       .source,
     "otlp_traces",
+  );
+  // Claude Code's spans are its own: a span of its that is no event of its spec stores nothing.
+  assert.deepEqual(
+    mapRecord(span({ resource: { "service.name": "claude-code" }, attributes })),
+    { status: "ignored" },
   );
   assert.deepEqual(
     mapRecord(span({
@@ -1338,10 +1343,18 @@ Deno.test("mapRecord dispatches on service.name, falling back to Claude's scope 
     mapRecord(logRecord({ resource: { "service.name": "gemini-cli" }, eventName: "tool_result" })),
     { status: "ignored" },
   );
-  assert.deepEqual(
-    mapRecord(logRecord({ signal: "traces", eventName: "claude_code.tool", attributes })),
-    { status: "ignored" },
+  // A Claude Code span is known by its name too, and keyed on `session.id`.
+  const traced = only(
+    mapRecord(logRecord({
+      signal: "traces",
+      resource: {},
+      eventName: "claude_code.tool",
+      attributes: { ...attributes, "gen_ai.conversation.id": "subagent-1" },
+    })),
+    "tool_call",
   );
+  assert.equal(traced.source, "otlp_traces");
+  assert.equal(traced.sessionId, "s");
 });
 
 // -------------------------------------------------------------- identity

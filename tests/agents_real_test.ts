@@ -197,3 +197,46 @@ Deno.test("every registered scenario has a recording of each variant", () => {
   );
   assert.deepEqual(missing, [], "record them with `deno task agents --agent NAME --record`");
 });
+
+engineTest(
+  "a Codex subagent's session names its parent and the parent lists it, per organization, retries changing nothing",
+  async () => {
+    const requests = await readRecording(join(REAL_FIXTURES, "codex-mcp-0.169.0", "http-json"));
+    await using server = await startRecordingServer();
+    const a = await server.createOrg("A");
+    const b = await server.createOrg("B");
+    await replay(server, a, requests);
+    await replay(server, b, requests);
+    await replay(server, a, requests); // an exporter's retry of everything
+    for (const org of [a, b]) {
+      const list = (await server.getJson("/v1/sessions?limit=500", org.apiKey)).body.data as Json[];
+      assert.equal(list.length, 2);
+      const child = list.find((s) => s.parent_session_id !== null)!;
+      const parent = list.find((s) => s.parent_session_id === null)!;
+      assert.equal(child.parent_session_id, parent.session_id);
+      const detail = (await server.getJson(`/v1/sessions/${parent.session_id}`, org.apiKey)).body;
+      assert.deepEqual(detail.child_sessions, [child], "the child, once, with its counts and cost");
+      assert.equal(detail.session.parent_session_id, null);
+      const childDetail = (await server.getJson(`/v1/sessions/${child.session_id}`, org.apiKey))
+        .body;
+      assert.deepEqual(childDetail.child_sessions, []);
+      // Who ran each call: Codex's agent path.
+      const names = async (session: unknown) =>
+        (await server.getJson(`/v1/tool-calls?session_id=${session}&limit=500`, org.apiKey)).body
+          .data.map((call: Json) => call.id).length;
+      assert.ok(await names(child.session_id) > 0);
+      for (
+        const [session, agent] of [[parent.session_id, "/root"], [
+          child.session_id,
+          "/root/checker",
+        ]]
+      ) {
+        const calls = (await server.getJson(`/v1/sessions/${session}`, org.apiKey)).body.tool_calls;
+        for (const call of calls as Json[]) {
+          const full = (await server.getJson(`/v1/tool-calls/${call.id}`, org.apiKey)).body;
+          assert.equal(full.agent_name, agent, `${call.tool_name} in ${session}`);
+        }
+      }
+    }
+  },
+);

@@ -27,6 +27,7 @@ engineTest("GET /v1/sessions lists whole sessions newest first with every field"
     total_duration_ms: 2000,
     cost_usd: 0.5,
     tags: [],
+    parent_session_id: null,
   });
   const s2 = body.data[1];
   assert.equal(s2.actor_id, actorB.actorId);
@@ -190,7 +191,9 @@ engineTest(
         "tool_calls",
         "risk_flags",
         "external_domains",
+        "child_sessions",
       ]);
+      assert.deepEqual(body.child_sessions, []);
       assert.equal(body.session.session_id, "s2");
       assert.equal(body.session.tool_call_count, 2);
       assert.equal(body.tool_calls.length, 2);

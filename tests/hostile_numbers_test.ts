@@ -231,7 +231,9 @@ function sqlitePlanter(dir: string): Planter {
     unmigrate() {
       // Back to before the repair migration (4), and so before every later one.
       db.exec(
-        "DROP TABLE IF EXISTS metric_points; DROP TABLE IF EXISTS session_actors; PRAGMA user_version = 3",
+        `DROP TABLE IF EXISTS metric_points; DROP TABLE IF EXISTS session_actors;
+        DROP TABLE IF EXISTS unmapped_events; DROP INDEX IF EXISTS sessions_by_parent;
+        ALTER TABLE sessions DROP COLUMN parent_session_id; PRAGMA user_version = 3`,
       );
       return Promise.resolve();
     },
@@ -276,6 +278,8 @@ function postgresPlanter(url: string): Planter {
       // Back to before the repair migration (3), and so before every later one.
       await sql.unsafe("DROP TABLE IF EXISTS metric_points");
       await sql.unsafe("DROP TABLE IF EXISTS session_actors");
+      await sql.unsafe("ALTER TABLE sessions DROP COLUMN IF EXISTS parent_session_id");
+      await sql.unsafe("DROP TABLE IF EXISTS unmapped_events");
       await sql.unsafe("DELETE FROM schema_migrations WHERE version >= 3");
     },
     async close() {

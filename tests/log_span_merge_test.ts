@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { engineTest, startTestServer } from "./_harness.ts";
-import { claudeExport, toolDecision, toolResult } from "./_otlp.ts";
+import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 
 const SESSION = "merge-session";
@@ -26,6 +26,13 @@ const logs = claudeExport([
     decision: "reject",
   }),
   toolResult({ session: SESSION, id: "toolu_read", tool: "Read", timeMs: T0 + 2000 }),
+  apiRequest({
+    session: SESSION,
+    timeMs: T0 + 3000,
+    model: "claude-sonnet-4-5",
+    costUsd: 0.25,
+    requestId: "req_merge_1",
+  }),
 ]);
 
 /** Its beta `claude_code.tool` spans of the same calls: they know no outcome but ok. */
@@ -47,6 +54,45 @@ function toolSpan(callId: string, timeMs: number, n: number) {
     status: {},
   };
 }
+/**
+ * Its `claude_code.llm_request` span of the same request as the `api_request`
+ * log: since 2.1.332 with `gen_ai.operation.name` `chat`, usage and no cost.
+ */
+const llmSpan = {
+  traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+  spanId: "00f067aa0ba902c1",
+  name: "claude_code.llm_request",
+  kind: 1,
+  startTimeUnixNano: nano(T0 + 3000),
+  endTimeUnixNano: nano(T0 + 3900),
+  attributes: [
+    attr("session.id", SESSION),
+    attr("gen_ai.conversation.id", SESSION),
+    attr("gen_ai.operation.name", "chat"),
+    attr("model", "claude-sonnet-4-5"),
+    attr("gen_ai.request.model", "claude-sonnet-4-5"),
+    attr("request_id", "req_merge_1"),
+    { key: "input_tokens", value: { intValue: "100" } },
+    { key: "output_tokens", value: { intValue: "50" } },
+    { key: "cache_read_tokens", value: { intValue: "10" } },
+    { key: "cache_creation_tokens", value: { intValue: "5" } },
+    { key: "gen_ai.usage.input_tokens", value: { intValue: "115" } },
+    { key: "gen_ai.usage.output_tokens", value: { intValue: "50" } },
+  ],
+  status: {},
+};
+/** A subagent's tool span: the parent's `session.id`, the subagent's own conversation id. */
+const subagentSpan = {
+  ...toolSpan("toolu_sub_ls", T0 + 4000, 4),
+  attributes: [
+    attr("gen_ai.operation.name", "execute_tool"),
+    attr("gen_ai.conversation.id", "subagent-a1b2"),
+    attr("session.id", SESSION),
+    attr("tool_name", "Bash"),
+    attr("gen_ai.tool.name", "Bash"),
+    attr("tool_use_id", "toolu_sub_ls"),
+  ],
+};
 const spans = {
   resourceSpans: [{
     resource: { attributes: [attr("service.name", "claude-code")] },
@@ -56,6 +102,8 @@ const spans = {
         toolSpan("toolu_curl", T0, 1),
         toolSpan("toolu_rm", T0 + 1000, 2),
         toolSpan("toolu_read", T0 + 2000, 3),
+        llmSpan,
+        subagentSpan,
       ],
     }],
   }],
@@ -77,11 +125,26 @@ for (const order of ["logs first", "spans first"] as const) {
       const { body: detail } = await server.getJson(`/v1/sessions/${SESSION}`, org.apiKey);
       assert.deepEqual(
         detail.tool_calls.map((c: Record<string, unknown>) => [c.outcome, c.decision ?? null]),
-        [["error", "accept"], ["rejected", "reject"], ["ok", "accept"]],
+        [["error", "accept"], ["rejected", "reject"], ["ok", "accept"], ["ok", null]],
       );
-      assert.equal(detail.session.tool_call_count, 3);
+      // The subagent's span is a call of the parent's session, not a session of its own.
+      const sessions = (await server.getJson("/v1/sessions", org.apiKey)).body.data;
+      assert.deepEqual(sessions.map((s: { session_id: string }) => s.session_id), [SESSION]);
+      assert.equal(detail.session.tool_call_count, 4);
       assert.equal(detail.session.error_count, 1);
-      assert.equal(detail.session.success_count, 1);
+      assert.equal(detail.session.success_count, 2);
+      // One model call from the log and the span of one request: the log's cost, tokens once.
+      assert.equal(detail.session.cost_usd, 0.25);
+      const cost = (await server.getJson("/v1/insights/cost?window=7d", org.apiKey)).body;
+      assert.deepEqual(
+        cost.breakdown.map((row: Record<string, unknown>) => [
+          row.call_count,
+          row.input_tokens,
+          row.output_tokens,
+          row.cost_usd,
+        ]),
+        [[1, 100, 50, 0.25]],
+      );
       assert.deepEqual(detail.risk_flags.map((f: Record<string, unknown>) => f.flag), []);
       assert.deepEqual(
         detail.external_domains.map((d: Record<string, unknown>) => d.domain),
@@ -98,7 +161,7 @@ for (const order of ["logs first", "spans first"] as const) {
       assert.equal(rm.success, null);
       assert.equal(rm.span_id, "00f067aa0ba902b2");
       const activity = await server.getJson("/v1/insights/activity?window=7d", org.apiKey);
-      assert.equal(activity.body.summary.total_calls, 3);
+      assert.equal(activity.body.summary.total_calls, 4);
       assert.equal(activity.body.summary.error_count, 1);
     },
   );

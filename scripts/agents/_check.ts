@@ -85,6 +85,9 @@ export async function compareRun(
         }
       }
     }
+    if (want.pageThrough !== undefined) {
+      await comparePages(where, get, String(session.session_id), want.pageThrough, calls, problems);
+    }
     if (want.domains !== undefined) {
       const domains = (detail.external_domains as Json[]).map((d) => String(d.domain)).sort();
       if (JSON.stringify(domains) !== JSON.stringify([...want.domains].sort())) {
@@ -105,6 +108,50 @@ export async function compareRun(
     }
   }
   return problems;
+}
+
+/**
+ * Pages the session's tool calls `limit` at a time (newest first) to the end and
+ * checks that they are the detail's calls (oldest first) in reverse, none repeated.
+ */
+async function comparePages(
+  where: string,
+  get: (path: string) => Promise<Json>,
+  sessionId: string,
+  limit: number,
+  calls: Json[],
+  problems: string[],
+) {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  // More pages than the detail's calls can fill means the cursor does not advance.
+  const maxPages = Math.ceil(calls.length / limit) + 2;
+  do {
+    const body = await get(
+      `/v1/tool-calls?session_id=${encodeURIComponent(sessionId)}&limit=${limit}${
+        cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`
+      }`,
+    );
+    pages++;
+    ids.push(...(body.data as Json[]).map((call) => String(call.id)));
+    cursor = typeof body.next_cursor === "string" ? body.next_cursor : undefined;
+  } while (cursor !== undefined && pages < maxPages);
+  const paging = `${where}: paging by ${limit}`;
+  if (cursor !== undefined) problems.push(`${paging}: still a next_cursor after ${pages} pages`);
+  const repeated = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
+  if (repeated.length > 0) problems.push(`${paging}: ids served twice: ${repeated.join(", ")}`);
+  const paged = ids.slice().reverse();
+  const detail = calls.map((call) => String(call.id));
+  if (JSON.stringify(paged) !== JSON.stringify(detail)) {
+    const at = detail.findIndex((id, i) => paged[i] !== id);
+    const first = at === -1 ? Math.min(paged.length, detail.length) : at;
+    problems.push(
+      `${paging}: ${ids.length} ids in ${pages} pages, reversed, differ from the detail's ${detail.length} from position ${first} (paged ${
+        JSON.stringify(paged.slice(first, first + 3))
+      }, detail ${JSON.stringify(detail.slice(first, first + 3))})`,
+    );
+  }
 }
 
 function compareFields(

@@ -28,6 +28,11 @@ export interface ExpectedSession {
   toolCalls: ExpectedToolCall[];
   /** Domains of the session detail (`domain` values, sorted). */
   domains?: string[];
+  /**
+   * Page `/v1/tool-calls?session_id=…` this many at a time, following `cursor` to the
+   * end: the ids, reversed, must be the session detail's `tool_calls` ids, none repeated.
+   */
+  pageThrough?: number;
 }
 
 /** The API's expected view of one run: every session the run made. */

@@ -87,7 +87,7 @@ const SCRIPT: ScriptedCall[] = [
 
 const FINAL_TEXT = "Harness scenario done.";
 
-function sse(events: [string, unknown][]): string {
+export function sse(events: [string, unknown][]): string {
   return events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
     .join("");
 }
@@ -220,7 +220,11 @@ const SETTINGS = {
 };
 
 /** Environment that keeps the client from reaching anything but the mock and the recorder. */
-function clientEnv(context: RunContext, home: string, modelUrl: string): Record<string, string> {
+export function clientEnv(
+  context: RunContext,
+  home: string,
+  modelUrl: string,
+): Record<string, string> {
   return {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     HOME: home,
@@ -249,7 +253,7 @@ function clientEnv(context: RunContext, home: string, modelUrl: string): Record<
 
 const PROTOBUF = { OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" };
 
-const TRACES = { CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1", OTEL_TRACES_EXPORTER: "otlp" };
+export const TRACES = { CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1", OTEL_TRACES_EXPORTER: "otlp" };
 
 /** The variants: protobuf, JSON, gzip, protobuf with the beta traces on, and gRPC with traces. */
 const VARIANTS: Variant[] = [

@@ -15,11 +15,11 @@ const VERSION = "0.169.0";
  * A model in Codex's bundled catalogue, so the client offers its usual tools
  * (`exec_command` and the freeform `apply_patch`) instead of fallback ones.
  */
-const MODEL = "gpt-5.5";
+export const MODEL = "gpt-5.5";
 /** The custom model provider's id in `config.toml`. */
 const PROVIDER = "mock";
 /** Codex's `service.name` when run as `codex exec` (its originator). */
-const AGENT_SYSTEM = "codex_exec";
+export const AGENT_SYSTEM = "codex_exec";
 
 /** A made-up GitHub token: `ghp_` and 36 characters. Never a real credential. */
 const FAKE_GITHUB_TOKEN = "ghp_" + "Zq8Lm3Vt7Rw2Nx5Kb9Hd4Fj6Gs1Pc0Ya8Ue3";
@@ -81,7 +81,7 @@ export const codexScript = {
 } as const;
 
 /** `[otel]` exporter protocol per variant. */
-const PROTOCOLS: Record<string, "binary" | "json"> = {
+export const PROTOCOLS: Record<string, "binary" | "json"> = {
   "http-protobuf": "binary",
   "http-json": "json",
 };
@@ -168,7 +168,7 @@ const EXEC_POLICY = `prefix_rule(
 prefix_rule(pattern = ["rm"], decision = "prompt")
 `;
 
-function codexConfig(
+export function codexConfig(
   modelUrl: string,
   otlpUrl: string,
   authorization: string,

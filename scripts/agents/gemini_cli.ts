@@ -12,16 +12,16 @@
 import { join } from "node:path";
 import type { AgentScenario, ExpectedRun, RunContext, Variant } from "./_scenario.ts";
 
-const NPM_PACKAGE = "@google/gemini-cli";
-const VERSION = "0.61.0";
+export const NPM_PACKAGE = "@google/gemini-cli";
+export const VERSION = "0.61.0";
 /** An explicit model: no routing classifier call (`auto` would add flash-lite calls). */
-const MODEL = "gemini-2.5-pro";
-const AGENT_SYSTEM = "gemini-cli";
+export const MODEL = "gemini-2.5-pro";
+export const AGENT_SYSTEM = "gemini-cli";
 
 /** A made-up GitHub token: `ghp_` and 36 characters. Never a real credential. */
 const FAKE_GITHUB_TOKEN = "ghp_" + "Gm4Tq9Zx2Lr7Wk5Pb8Nc3Vd6Hs1Jf0Ya7Qe2R";
 /** A made-up Gemini API key: the mock model accepts anything. */
-const FAKE_API_KEY = "AIza-mock-not-a-real-key";
+export const FAKE_API_KEY = "AIza-mock-not-a-real-key";
 
 /** One tool call the mock model asks for, in order. */
 interface ScriptedCall {
@@ -47,7 +47,7 @@ const SCRIPT: readonly ScriptedCall[] = [
  * prompt count includes the cached tokens; thoughts are outside the
  * candidates count.
  */
-const USAGE = { prompt: 4000, cached: 1024, candidates: 60, thoughts: 25 };
+export const USAGE = { prompt: 4000, cached: 1024, candidates: 60, thoughts: 25 };
 /** One response per scripted call, then the final answer. */
 const RESPONSES = SCRIPT.length + 1;
 
@@ -150,7 +150,10 @@ async function runGemini(context: RunContext): Promise<void> {
 }
 
 /** The user's `~/.gemini/settings.json`: API-key auth, no usage statistics, telemetry on. */
-function geminiSettings(endpoint: string, protocol: "http" | "grpc"): Record<string, unknown> {
+export function geminiSettings(
+  endpoint: string,
+  protocol: "http" | "grpc",
+): Record<string, unknown> {
   return {
     security: { auth: { selectedType: "gemini-api-key" } },
     privacy: { usageStatisticsEnabled: false },
@@ -247,7 +250,7 @@ const EVERY_CALL = {
 };
 
 /** A call that ran and succeeded, accepted by the approval mode. */
-function ok(toolName: string, category: string): Record<string, unknown> {
+export function ok(toolName: string, category: string): Record<string, unknown> {
   return {
     ...EVERY_CALL,
     tool_name: toolName,

@@ -9,6 +9,11 @@
  * its scripted mock model, and a field-by-field comparison of the API's view
  * with the scenario's expectations. Any difference exits non-zero.
  * `--record` writes each run's requests under `tests/fixtures/agents/real/`.
+ * `--latest` runs the same scenarios against the newest version npm serves
+ * today instead of the pinned one (resolved and installed outside the
+ * namespace), expecting the same view but for the reported `agent_version`:
+ * a client release that changes what the server shows fails on the day it
+ * ships.
  *
  * @module
  */
@@ -22,12 +27,14 @@ import { installAgent, installDir } from "./_install.ts";
 import { assertLoopbackOnly, runInLoopbackNamespace } from "./_netns.ts";
 import { startGrpcRecorder } from "./_grpc_recorder.ts";
 import { startRecorder } from "./_recorder.ts";
-import type { AgentScenario, Variant } from "./_scenario.ts";
+import type { AgentScenario, ExpectedRun, Variant } from "./_scenario.ts";
 import { settledDifferences } from "./_wait.ts";
 import { SCENARIOS } from "./scenarios.ts";
 
 /** Set in the environment of the copy of this script that runs inside the namespace. */
 const INSIDE_MARKER = "AGENT_TELEMETRY_HARNESS_NAMESPACE";
+/** The versions `--latest` resolved outside, as JSON `{ package: version }`, for the copy inside. */
+const VERSIONS_VARIABLE = "AGENT_TELEMETRY_HARNESS_VERSIONS";
 
 /** The outcome of one scenario variant. */
 interface RunResult {
@@ -62,13 +69,46 @@ function selectRuns(
   return runs;
 }
 
+/** The newest version of `npmPackage` the registry serves (outside the namespace). */
+async function latestVersion(npmPackage: string): Promise<string> {
+  const out = await new Deno.Command("npm", {
+    args: ["view", npmPackage, "version"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const version = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success || !/^\d+\.\d+\.\d+/.test(version)) {
+    throw new Error(
+      `npm view ${npmPackage} version failed: ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return version;
+}
+
+/** `expected` for another client version: every `agent_version` of the pinned one becomes `version`. */
+function expectedAt(expected: ExpectedRun, pinned: string, version: string): ExpectedRun {
+  if (version === pinned) return expected;
+  const fields = (f: Record<string, unknown>) =>
+    f.agent_version === pinned ? { ...f, agent_version: version } : f;
+  return {
+    ...expected,
+    sessions: expected.sessions.map((session) => ({
+      ...session,
+      fields: fields(session.fields),
+      toolCalls: session.toolCalls.map((call) => ({ ...call, fields: fields(call.fields) })),
+    })),
+  };
+}
+
 /** Runs one variant of one scenario against a fresh server; returns its differences. */
 async function runOne(
   scenario: AgentScenario,
   variant: Variant,
   record: boolean,
+  version = scenario.version,
 ): Promise<RunResult> {
-  const label = `${scenario.agent}-${scenario.version} ${variant.name}`;
+  const label = `${scenario.agent}-${version} ${variant.name}`;
   const dataDir = await Deno.makeTempDir({ prefix: "agent-harness-data-" });
   const workDir = await Deno.makeTempDir({ prefix: "agent-harness-work-" });
   const server = await startServer(
@@ -102,7 +142,7 @@ async function runOne(
       otlpGrpcUrl: grpcRecorder.address,
       authorization: `Bearer ${ingestKey}`,
       workDir,
-      installDir: installDir(scenario.npmPackage, scenario.version),
+      installDir: installDir(scenario.npmPackage, version),
       variant,
     });
     // A variant exports over one transport, so the two lists do not interleave.
@@ -117,7 +157,7 @@ async function runOne(
     const problems = await settledDifferences(
       server.queryUrl,
       apiKey,
-      scenario.expected(variant),
+      expectedAt(scenario.expected(variant), scenario.version, version),
     );
     // Telemetry that bypassed the recorders would match here and replay as nothing.
     if (requests.length === 0) problems.push("no OTLP request went through the recorders");
@@ -126,7 +166,7 @@ async function runOne(
       problems.push(`ingest answered ${request.status} to ${request.path}`);
     }
     if (record) {
-      const dir = join(REAL_FIXTURES, `${scenario.agent}-${scenario.version}`, variant.name);
+      const dir = join(REAL_FIXTURES, `${scenario.agent}-${version}`, variant.name);
       await writeRecording(dir, requests);
       say(`${label}: recorded ${requests.length} requests in ${dir}`);
     }
@@ -151,15 +191,35 @@ async function main(args: string[]): Promise<number> {
       agent: { type: "string" },
       variant: { type: "string" },
       record: { type: "boolean", default: false },
+      latest: { type: "boolean", default: false },
     },
     strict: true,
   });
-  const runs = selectRuns(values.agent, values.variant);
+  let runs = selectRuns(values.agent, values.variant);
+  if (values.latest) {
+    // A scenario registered at several recorded releases runs once at the newest.
+    const seen = new Set<string>();
+    runs = runs.filter(({ scenario, variant }) => {
+      const key = `${scenario.agent}\u0000${variant.name}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
   if (Deno.env.get(INSIDE_MARKER) !== "1") {
+    const versions: Record<string, string> = {};
     for (const scenario of new Set(runs.map((r) => r.scenario))) {
-      say(`installing ${scenario.npmPackage}@${scenario.version}`);
-      await installAgent(scenario.npmPackage, scenario.version);
+      const version = values.latest
+        ? versions[scenario.npmPackage] ??= await latestVersion(scenario.npmPackage)
+        : scenario.version;
+      say(
+        `installing ${scenario.npmPackage}@${version}${
+          version === scenario.version ? "" : ` (pinned: ${scenario.version})`
+        }`,
+      );
+      await installAgent(scenario.npmPackage, version);
     }
+    Deno.env.set(VERSIONS_VARIABLE, JSON.stringify(versions));
     Deno.env.set(INSIDE_MARKER, "1");
     return await runInLoopbackNamespace([
       Deno.execPath(),
@@ -170,13 +230,17 @@ async function main(args: string[]): Promise<number> {
     ]);
   }
   assertLoopbackOnly();
+  const latest = JSON.parse(Deno.env.get(VERSIONS_VARIABLE) ?? "{}") as Record<string, string>;
   const results: RunResult[] = [];
   for (const { scenario, variant } of runs) {
+    const version = values.latest
+      ? latest[scenario.npmPackage] ?? scenario.version
+      : scenario.version;
     try {
-      results.push(await runOne(scenario, variant, values.record));
+      results.push(await runOne(scenario, variant, values.record, version));
     } catch (error) {
       results.push({
-        label: `${scenario.agent}-${scenario.version} ${variant.name}`,
+        label: `${scenario.agent}-${version} ${variant.name}`,
         problems: [`run failed: ${error instanceof Error ? error.stack : String(error)}`],
       });
     }

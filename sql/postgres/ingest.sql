@@ -27,7 +27,7 @@ JOIN decisions AS d
 SELECT session_id, provider_name FROM sessions WHERE org_id = $1 AND session_id = ANY($2::text[]);
 
 -- name: stored_model_calls
-SELECT id FROM model_calls WHERE id = ANY($1::text[]);
+SELECT id, cost_usd FROM model_calls WHERE id = ANY($1::text[]);
 
 -- name: insert_sessions
 INSERT INTO sessions ({{sessions.columns}})
@@ -79,15 +79,49 @@ INSERT INTO domain_hits ({{domain_hits.columns}})
 SELECT * FROM unnest({{domain_hits.params}})
 ON CONFLICT DO NOTHING;
 
+-- Records of an export that stored nothing, added to their rows; keys not yet
+-- stored are added only while the organization has fewer than 1,000 rows
+-- (sql/sqlite/ingest.sql note_unmapped). One export's keys are distinct.
+-- name: note_unmapped
+INSERT INTO unmapped_events (org_id, actor_id, agent, agent_version, event_name, reason, records,
+  first_seen, last_seen)
+SELECT u.org_id, u.actor_id, u.agent, u.agent_version, u.event_name, u.reason, u.records,
+  u.seen, u.seen
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+  $8::bigint[]) AS u(org_id, actor_id, agent, agent_version, event_name, reason, records, seen)
+WHERE (SELECT count(*) FROM unmapped_events WHERE org_id = u.org_id) < 1000
+  OR EXISTS (
+    SELECT 1 FROM unmapped_events AS e
+    WHERE e.org_id = u.org_id AND e.actor_id = u.actor_id AND e.agent = u.agent
+      AND e.agent_version = u.agent_version AND e.event_name = u.event_name
+      AND e.reason = u.reason
+  )
+ON CONFLICT (org_id, actor_id, agent, agent_version, event_name, reason) DO UPDATE SET
+  records = unmapped_events.records + excluded.records,
+  first_seen = least(unmapped_events.first_seen, excluded.first_seen),
+  last_seen = greatest(unmapped_events.last_seen, excluded.last_seen);
+
 -- name: insert_model_calls
 INSERT INTO model_calls ({{model_calls.columns}})
 SELECT * FROM unnest({{model_calls.params}});
+
+-- name: fill_model_call_costs
+UPDATE model_calls AS m SET cost_usd = f.cost_usd, seq = f.seq
+FROM unnest($1::text[], $2::double precision[], $3::bigint[]) AS f(id, cost_usd, seq)
+WHERE m.id = f.id AND m.cost_usd IS NULL;
 
 -- name: set_session_providers
 UPDATE sessions AS s SET seq = p.seq, provider_name = p.provider_name
 FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
   AS p(seq, provider_name, org_id, session_id)
 WHERE s.org_id = p.org_id AND s.session_id = p.session_id;
+
+-- The first parent reported wins: a retried export changes nothing.
+-- name: set_session_parents
+UPDATE sessions AS s SET seq = p.seq, parent_session_id = p.parent_session_id
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+  AS p(seq, parent_session_id, org_id, session_id)
+WHERE s.org_id = p.org_id AND s.session_id = p.session_id AND s.parent_session_id IS NULL;
 
 -- Each session's batch changes (see SessionChangeValues in src/store/ingest_batch.ts).
 -- name: change_sessions

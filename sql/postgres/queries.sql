@@ -8,7 +8,7 @@
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
 FROM sessions
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
@@ -26,21 +26,23 @@ SELECT s.session_id, s.actor_id, min(c.ts) AS first_seen, s.last_seen,
   s.agent_system, s.agent_version,
   max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
     THEN lpad(c.ts::text, 15, '0') || '|' || c.id || '|' || c.model END COLLATE "C") AS model_key,
-  s.cost_usd
+  s.cost_usd, s.parent_session_id
 FROM (
-  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd
+  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd,
+    parent_session_id
   FROM sessions
   WHERE org_id = ? AND last_seen >= ? /*page*/
   ORDER BY last_seen DESC, session_id DESC
   LIMIT ?
 ) AS s
 JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
-GROUP BY s.session_id, s.actor_id, s.last_seen, s.agent_system, s.agent_version, s.cost_usd
+GROUP BY s.session_id, s.actor_id, s.last_seen, s.agent_system, s.agent_version, s.cost_usd,
+  s.parent_session_id
 ORDER BY s.last_seen DESC, s.session_id DESC;
 
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
-  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id
 FROM (
   SELECT session_id,
     min(ts) AS first_seen,
@@ -73,7 +75,7 @@ page AS (
   LIMIT ?
 )
 SELECT p.session_id, s.actor_id, g.first_seen, p.last_seen, g.tool_call_count, g.error_count,
-  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id
 FROM page AS p
 CROSS JOIN LATERAL (
   -- sum(bigint) is numeric, which the driver returns as text: back to bigint.
@@ -84,7 +86,7 @@ CROSS JOIN LATERAL (
   WHERE r.org_id = ? AND r.session_id = p.session_id /*rows*/
 ) AS g
 CROSS JOIN LATERAL (
-  SELECT actor_id, agent_system, agent_version, cost_usd FROM sessions
+  SELECT actor_id, agent_system, agent_version, cost_usd, parent_session_id FROM sessions
   WHERE org_id = ? AND session_id = p.session_id
   LIMIT 1
 ) AS s
@@ -161,16 +163,27 @@ SELECT * FROM (
 
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
+-- The sessions a session spawned (Codex subagents), oldest first.
+-- name: child_sessions
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+FROM sessions
+WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
+ORDER BY first_seen, session_id
+LIMIT 1000;
+
+-- Calls of one millisecond in the order they were reported (Gemini CLI logs a
+-- batch of parallel calls at one time), the same in every organization.
 -- name: session_tool_calls
 SELECT id, ts, tool_name, tool_type, category, duration_ms, outcome, error_message, decision,
   decision_source
 FROM tool_calls
 WHERE org_id = ? AND session_id = ?
-ORDER BY ts, id
+ORDER BY ts, seq, id
 LIMIT 5000;
 
 -- name: session_risk_flags
@@ -248,3 +261,14 @@ WITH RECURSIVE v(value) AS (
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
+
+-- What an organization's agents sent that stored nothing, summed over actors
+-- (or one actor's), newest first.
+-- name: unmapped_events
+SELECT agent, agent_version, event_name, reason, sum(records)::bigint AS records,
+  min(first_seen) AS first_seen, max(last_seen) AS last_seen
+FROM unmapped_events
+WHERE org_id = ? AND (? = '' OR actor_id = ?)
+GROUP BY agent, agent_version, event_name, reason
+ORDER BY max(last_seen) DESC, agent, agent_version, event_name, reason
+LIMIT 1000;

@@ -53,6 +53,12 @@ INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, ?, ?);
 -- name: insert_model_call
 INSERT OR IGNORE INTO model_calls ({{model_calls.columns}}) VALUES ({{model_calls.params}});
 
+-- name: find_model_call
+SELECT cost_usd FROM model_calls WHERE id = ?;
+
+-- name: fill_model_call_cost
+UPDATE model_calls SET cost_usd = ?, seq = ? WHERE id = ? AND cost_usd IS NULL;
+
 -- name: ensure_session
 INSERT INTO sessions ({{sessions.columns}}) VALUES ({{sessions.params}})
 ON CONFLICT (org_id, session_id) DO NOTHING;
@@ -104,6 +110,11 @@ WHERE org_id = ?2 AND session_id = ?3;
 -- name: set_session_provider
 UPDATE sessions SET seq = ?, provider_name = ? WHERE org_id = ? AND session_id = ?;
 
+-- The first parent reported wins: a retried export changes nothing.
+-- name: set_session_parent
+UPDATE sessions SET seq = ?, parent_session_id = ?
+WHERE org_id = ? AND session_id = ? AND parent_session_id IS NULL;
+
 -- name: calls_to_rescan
 SELECT id, org_id, session_id, ts, tool_name, tool_type, category, tool_call_id, arguments, result,
   error_message, error_type, tool_description, agent_name, mcp_server_name, mcp_server_scope, cwd
@@ -119,6 +130,23 @@ SELECT evidence FROM risk_flags WHERE call_id = ? AND flag = 'credential_detecte
 UPDATE tool_calls SET arguments = ?, result = ?, error_message = ?, error_type = ?,
   tool_description = ?, agent_name = ?, mcp_server_name = ?, mcp_server_scope = ?, cwd = ?, seq = ?
 WHERE id = ?;
+
+-- Records of an export that stored nothing, added to their row; a key not yet
+-- stored is added only while the organization has fewer than 1,000 rows.
+-- name: note_unmapped
+INSERT INTO unmapped_events (org_id, actor_id, agent, agent_version, event_name, reason, records,
+  first_seen, last_seen)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8
+WHERE (SELECT count(*) FROM unmapped_events WHERE org_id = ?1) < 1000
+  OR EXISTS (
+    SELECT 1 FROM unmapped_events
+    WHERE org_id = ?1 AND actor_id = ?2 AND agent = ?3 AND agent_version = ?4
+      AND event_name = ?5 AND reason = ?6
+  )
+ON CONFLICT (org_id, actor_id, agent, agent_version, event_name, reason) DO UPDATE SET
+  records = records + excluded.records,
+  first_seen = min(first_seen, excluded.first_seen),
+  last_seen = max(last_seen, excluded.last_seen);
 
 -- name: insert_metric_point
 INSERT OR IGNORE INTO metric_points ({{metric_points.columns}})

@@ -3,7 +3,7 @@
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
 FROM sessions
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
@@ -19,9 +19,10 @@ SELECT s.session_id, s.actor_id, min(c.ts) AS first_seen, s.last_seen,
   sum(c.outcome = 'ok') AS success_count, s.agent_system, s.agent_version,
   max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
     THEN printf('%015d|%s|%s', c.ts, c.id, c.model) END) AS model_key,
-  s.cost_usd
+  s.cost_usd, s.parent_session_id
 FROM (
-  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd
+  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd,
+    parent_session_id
   FROM sessions
   WHERE org_id = ? AND last_seen >= ? /*page*/
   ORDER BY last_seen DESC, session_id DESC
@@ -33,7 +34,7 @@ ORDER BY s.last_seen DESC, s.session_id DESC;
 
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
-  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id
 FROM (
   SELECT session_id,
     min(ts) AS first_seen,
@@ -74,7 +75,8 @@ page AS (
 )
 SELECT p.session_id, s.actor_id, min(r.first_seen) AS first_seen, p.last_seen,
   sum(r.calls) AS tool_call_count, sum(r.errors) AS error_count, sum(r.oks) AS success_count,
-  s.agent_system, s.agent_version, max(r.model_key) AS model_key, s.cost_usd
+  s.agent_system, s.agent_version, max(r.model_key) AS model_key, s.cost_usd,
+  s.parent_session_id
 FROM page AS p
 CROSS JOIN session_actors AS r ON r.org_id = ? AND r.session_id = p.session_id /*rows*/
 CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
@@ -165,16 +167,27 @@ SELECT * FROM (
 
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
+-- The sessions a session spawned (Codex subagents), oldest first.
+-- name: child_sessions
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+FROM sessions INDEXED BY sessions_by_parent
+WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
+ORDER BY first_seen, session_id
+LIMIT 1000;
+
+-- Calls of one millisecond in the order they were reported (Gemini CLI logs a
+-- batch of parallel calls at one time), the same in every organization.
 -- name: session_tool_calls
 SELECT id, ts, tool_name, tool_type, category, duration_ms, outcome, error_message, decision,
   decision_source
 FROM tool_calls
 WHERE org_id = ? AND session_id = ?
-ORDER BY ts, id
+ORDER BY ts, seq, id
 LIMIT 5000;
 
 -- name: session_risk_flags
@@ -251,3 +264,14 @@ WITH RECURSIVE v(value) AS (
   FROM v WHERE v.value IS NOT NULL
 )
 SELECT value FROM v WHERE value IS NOT NULL LIMIT 1000;
+
+-- What an organization's agents sent that stored nothing, summed over actors
+-- (or one actor's), newest first.
+-- name: unmapped_events
+SELECT agent, agent_version, event_name, reason, sum(records) AS records,
+  min(first_seen) AS first_seen, max(last_seen) AS last_seen
+FROM unmapped_events
+WHERE org_id = ? AND (? = '' OR actor_id = ?)
+GROUP BY agent, agent_version, event_name, reason
+ORDER BY max(last_seen) DESC, agent, agent_version, event_name, reason
+LIMIT 1000;

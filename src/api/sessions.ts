@@ -68,17 +68,19 @@ const sessionFacets: ApiHandler = async ({ orgId, services }) => {
 };
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
-  const [session, calls, flags, domains] = await services.reader.read(
+  const [session, calls, flags, domains, children] = await services.reader.read(
     services.reader.queries.sessionDetail(orgId, params.id!),
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError(404, "not_found", "session not found");
-  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
   return jsonResponse({
     session: sessionObject(row, names),
     tool_calls: calls!.map(sessionToolCallObject),
     risk_flags: flags!.map(riskFlagObject),
     external_domains: domains!.map(domainObject),
+    // An extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.
+    child_sessions: children!.map((child) => sessionObject(child, names)),
   });
 };
 

@@ -62,6 +62,8 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
     total_duration_ms: last - first,
     cost_usd: roundUsd(Number(row.cost_usd)),
     tags: [],
+    // An extension: the session that spawned this one (a Codex subagent), else null.
+    parent_session_id: typeof row.parent_session_id === "string" ? row.parent_session_id : null,
   };
 }
 

@@ -5,26 +5,21 @@
  * @module
  */
 
+import { agentOfService, type TelemetryAgent } from "../agents.ts";
+
 type Labels = Record<string, string>;
 
-/** The agents `/metrics` names; every other `service.name` is counted as `other`. */
-export const AGENT_LABELS = ["claude-code", "codex", "gemini-cli", "genai", "other"] as const;
-
-/** A bounded `agent` label value. */
-export type AgentLabel = typeof AGENT_LABELS[number];
+/** A bounded `agent` label value: every other `service.name` is counted as `other`. */
+export type AgentLabel = TelemetryAgent | "other";
 
 /**
  * The `agent` label of a raw `service.name` (or a mapper's agent name): one
- * of {@link AGENT_LABELS}, so that senders cannot grow `/metrics` with made-up
+ * of `AGENT_LABELS` (`src/agents.ts`), so that senders cannot grow `/metrics` with made-up
  * names, nor read other organizations' service names there. The prefixes are
  * those the agent mappers dispatch on (`src/ingest/agents/mod.ts`).
  */
 export function agentLabel(serviceName: string): AgentLabel {
-  if (serviceName.startsWith("claude-code")) return "claude-code";
-  if (serviceName === "codex" || serviceName.startsWith("codex_")) return "codex";
-  if (serviceName.startsWith("gemini-cli")) return "gemini-cli";
-  if (serviceName === "genai") return "genai";
-  return "other";
+  return agentOfService(serviceName) ?? (serviceName === "genai" ? "genai" : "other");
 }
 
 /** Label values a metric bounds on the way in, e.g. `{ agent: agentLabel }`. */

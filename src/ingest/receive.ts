@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type MappedAgent, mapperOf, mapRecord } from "./agents/mod.ts";
+import { type MappedAgent, mapperOf, mapRecord, reportedAgentVersion } from "./agents/mod.ts";
 import { mapWithinLimits } from "./limits.ts";
 import { decodeExport, type Encoding, type Signal } from "./otlp/mod.ts";
 import type { OtlpRecord, TelemetryEvent } from "./types.ts";
@@ -19,6 +19,8 @@ export type UnmappedReason = "unknown_agent" | "unmapped_event" | "unusable";
 export interface UnmappedRecords {
   /** The mapper's agent, or `other` when no mapper applies. */
   agent: MappedAgent | "other";
+  /** The version the records report, as the agent's mapping reads it (`""` for none). */
+  agentVersion: string;
   reason: UnmappedReason;
   /** The record's event name (a span's name), as sent. */
   eventName: string;
@@ -56,10 +58,11 @@ export function receiveExport(
   const unmapped = new Map<string, UnmappedRecords>();
   const note = (record: OtlpRecord, reason: UnmappedReason) => {
     const agent = mapperOf(record) ?? "other";
-    const key = `${agent}\u0000${reason}\u0000${record.eventName}`;
+    const agentVersion = reportedAgentVersion(record, agent);
+    const key = `${agent}\u0000${agentVersion}\u0000${reason}\u0000${record.eventName}`;
     const entry = unmapped.get(key);
     if (entry) entry.count++;
-    else unmapped.set(key, { agent, reason, eventName: record.eventName, count: 1 });
+    else unmapped.set(key, { agent, agentVersion, reason, eventName: record.eventName, count: 1 });
   };
   for (const record of records) {
     const result = mapWithinLimits(record, mapRecord);

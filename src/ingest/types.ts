@@ -158,12 +158,15 @@ export interface ModelCallEvent extends EventBase {
 }
 
 /**
- * Session-level facts that later events inherit, e.g. the provider named by
- * Codex's `codex.conversation_starts` (applied to model calls stored after it).
+ * Session-level facts: the provider later events inherit, e.g. the one named
+ * by Codex's `codex.conversation_starts` (applied to model calls stored after
+ * it; `""` for none), and the session that spawned this one (a Codex
+ * subagent, from its parent's `codex.agent_communication`).
  */
 export interface SessionInfoEvent extends EventBase {
   kind: "session_info";
   providerName: string;
+  parentSessionId?: string;
 }
 
 /** Anything an agent mapper can produce from one record. */

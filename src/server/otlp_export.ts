@@ -116,7 +116,7 @@ export async function receiveOtlpExport(
     throw error;
   }
   try {
-    await writer.ingest(sender, received.events, metricPoints?.samples ?? []);
+    await writer.ingest(sender, received.events, metricPoints?.samples ?? [], received.unmapped);
   } catch (error) {
     if (error instanceof StoreUnavailableError) {
       return refused("storeUnavailable", error.message, error.retryAfterSeconds);

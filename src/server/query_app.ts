@@ -9,6 +9,7 @@ import type { ApiHandler, ApiServices } from "../api/context.ts";
 import { pingRoutes } from "../api/ping.ts";
 import { sessionRoutes } from "../api/sessions.ts";
 import { toolCallRoutes } from "../api/tool_calls.ts";
+import { unmappedEventRoutes } from "../api/unmapped_events.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import { authenticateApiRequest } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
@@ -34,6 +35,7 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     ...pingRoutes,
     ...sessionRoutes,
     ...toolCallRoutes,
+    ...unmappedEventRoutes,
     ...(deps.routes ?? []),
   ]);
   const app = async (request: Request): Promise<Response> => {

@@ -117,11 +117,17 @@ export interface IngestStore {
   forgetDetections(id: string, seq: number): void;
   /** Inserts unless the id is stored; whether it inserted. */
   insertModelCall(row: ModelCallRow): boolean;
+  /** A stored model call's reported cost (null: none), or undefined when the id is not stored. */
+  findModelCallCost(id: string): number | null | undefined;
+  /** Sets the cost of a stored model call that reported none. */
+  fillModelCallCost(id: string, costUsd: number, seq: number): void;
   /** Inserts unless the session is stored. */
   ensureSession(row: NewSessionRow): void;
   /** The provider of a stored session. */
   sessionProvider(orgId: string, sessionId: string): string;
   setSessionProvider(seq: number, provider: string, orgId: string, sessionId: string): void;
+  /** Names the session that spawned a session, unless one is named already. */
+  setSessionParent(seq: number, parent: string, orgId: string, sessionId: string): void;
   changeSession(values: SessionChangeValues): void;
   /** Recomputes a session's counts, first/last seen and model from its stored calls. */
   recountSession(seq: number, orgId: string, sessionId: string): void;
@@ -328,6 +334,17 @@ class EventBatch {
     const store = this.#store;
     const { orgId, actorId } = this.#sender;
     const delta = this.#sessionDelta(event);
+    const storedCost = store.findModelCallCost(id);
+    if (storedCost !== undefined) {
+      // One request reported twice (Claude Code's api_request log and its
+      // llm_request span): one row, whichever came first; the log's cost
+      // fills a row the span made without one.
+      if (storedCost === null && event.costUsd !== null) {
+        store.fillModelCallCost(id, event.costUsd, store.nextSeq());
+        delta.cost += event.costUsd;
+      }
+      return false;
+    }
     let provider = event.providerName;
     if (provider === "") {
       provider = this.#providers.get(event.sessionId) ??
@@ -357,9 +374,18 @@ class EventBatch {
   }
 
   storeSessionInfo(event: SessionInfoEvent): void {
+    const store = this.#store;
+    if (event.parentSessionId !== undefined) {
+      this.#sessionDelta(event);
+      store.setSessionParent(
+        store.nextSeq(),
+        event.parentSessionId,
+        this.#sender.orgId,
+        event.sessionId,
+      );
+    }
     if (event.providerName === "") return;
     this.#sessionDelta(event);
-    const store = this.#store;
     store.setSessionProvider(
       store.nextSeq(),
       event.providerName,

@@ -8,6 +8,7 @@
  * @module
  */
 import type { MetricSample } from "../ingest/metrics/mod.ts";
+import type { UnmappedRecords } from "../ingest/receive.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
 import type {
   ApiPrincipal,
@@ -122,6 +123,8 @@ export interface TelemetryWriterApi {
     sender: Sender,
     events: TelemetryEvent[],
     points?: readonly MetricSample[],
+    /** What the export sent that stored nothing, added to `unmapped_events` in the same transaction. */
+    unmapped?: readonly UnmappedRecords[],
   ): Promise<IngestSummary>;
   /** Rejects unless the store takes a write transaction. */
   probe(): Promise<void>;

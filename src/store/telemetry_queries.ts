@@ -34,6 +34,8 @@ export interface TelemetryQueries {
   sessionDetail(orgId: string, sessionId: string): ReadStatement[];
   toolCallDetail(orgId: string, id: string): ReadStatement;
   facet(orgId: string, name: FacetName): ReadStatement;
+  /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
+  unmappedEvents(orgId: string, actorId: string): ReadStatement;
 }
 
 /** The facets of spec §4.3 and §4.6. */
@@ -49,8 +51,18 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
       toolCallsPage(querySql, orgId, filters, after, limit),
     sessionsPage: (orgId, filters, after, limit) =>
       sessionsPage(querySql, orgId, filters, after, limit),
+    unmappedEvents: (orgId, actorId) => ({
+      sql: querySql("unmapped_events"),
+      params: [orgId, actorId, actorId],
+    }),
     sessionDetail: (orgId, sessionId) =>
-      ["session", "session_tool_calls", "session_risk_flags", "session_domains"].map((name) => ({
+      [
+        "session",
+        "session_tool_calls",
+        "session_risk_flags",
+        "session_domains",
+        "child_sessions",
+      ].map((name) => ({
         sql: querySql(name),
         params: [orgId, sessionId],
       })),

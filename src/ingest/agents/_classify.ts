@@ -105,6 +105,31 @@ export function mcpServerFromName(toolName: string): string | undefined {
   return toolName.slice(5, end);
 }
 
+/**
+ * An MCP tool's one name across agents: `mcp__<server>__<tool>`, Claude
+ * Code's own convention (also its permission-rule syntax). `toolName` is what
+ * the agent sent, `ownName` the tool's own name when the agent reports it
+ * apart (Claude Code's `mcp_tool_name`). Gemini CLI's `mcp_<server>_<tool>`
+ * loses its prefix; Codex's bare tool name is kept as the tool. Without a
+ * server, or a tool name the agent withheld (`mcp_tool` alone), the name is
+ * kept as sent.
+ */
+export function mcpToolName(
+  toolName: string,
+  server: string | undefined,
+  ownName: string | undefined,
+): string {
+  if (toolName.startsWith("mcp__") || server === undefined || server === "") return toolName;
+  const prefix = `mcp_${server}_`;
+  const own = ownName ??
+    (toolName.startsWith(prefix) && toolName.length > prefix.length
+      ? toolName.slice(prefix.length)
+      : toolName === "mcp_tool"
+      ? undefined
+      : toolName);
+  return own === undefined || own === "" ? toolName : `mcp__${server}__${own}`;
+}
+
 /** The tool's category; every MCP tool is `mcp`. */
 export function toolCategory(toolName: string, toolType: ToolType): Category {
   if (toolType === "mcp") return "mcp";

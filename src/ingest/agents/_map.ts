@@ -23,7 +23,7 @@ import {
   toolIdentity,
   wholeMs,
 } from "./_base.ts";
-import { decisionRejects, isMcpName, type ToolType } from "./_classify.ts";
+import { decisionRejects, isMcpName, mcpToolName, type ToolType } from "./_classify.ts";
 import {
   bool,
   count,
@@ -189,7 +189,9 @@ function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name
     agent,
     sessionId,
     time.ms,
-    toolName,
+    toolType === "mcp"
+      ? mcpToolName(toolName, mcpServerOf(spec, a, toolName), spec.mcpOwnToolName?.(a))
+      : toolName,
     toolType,
     callId,
     decision,
@@ -233,11 +235,23 @@ function modelCall(agent: AgentSpec, spec: ModelCallSpec, record: OtlpRecord, na
 }
 
 function sessionInfo(agent: AgentSpec, spec: SessionInfoSpec, record: OtlpRecord, name: string) {
-  const providerName = strOf(record.attributes, spec.provider);
-  if (providerName === undefined) return ignored;
-  const basics = eventBasics(record, agent);
+  const a = record.attributes;
+  if (spec.only !== undefined) {
+    for (const [key, value] of Object.entries(spec.only)) if (str(a[key]) !== value) return ignored;
+  }
+  const providerName = spec.provider === undefined ? undefined : strOf(a, spec.provider);
+  const parentSessionId = spec.parentSession === undefined
+    ? undefined
+    : strOf(a, spec.parentSession);
+  if (providerName === undefined && parentSessionId === undefined) return ignored;
+  const basics = eventBasics(
+    record,
+    spec.session === undefined ? agent : { ...agent, sessionKey: spec.session },
+  );
   if ("status" in basics) return basics;
   const { sessionId, time } = basics;
+  // A session is never its own parent.
+  if (parentSessionId === sessionId && providerName === undefined) return ignored;
   return mapped({
     kind: "session_info",
     sessionId,
@@ -245,7 +259,8 @@ function sessionInfo(agent: AgentSpec, spec: SessionInfoSpec, record: OtlpRecord
     agentSystem: agentSystemOf(record),
     agentVersion: agentVersionOf(record, agent),
     identity: `${name}:${time.ns}`,
-    providerName,
+    providerName: providerName ?? "",
+    ...(parentSessionId === undefined || parentSessionId === sessionId ? {} : { parentSessionId }),
   });
 }
 
@@ -268,7 +283,7 @@ function toolEventBasics(
 ): { sessionId: string; toolName: string; time: EventTime } | MapResult {
   const sessionId = sessionIdOf(record, agent.sessionKey);
   if (sessionId === undefined) return noSessionId;
-  const toolName = str(record.attributes[agent.toolNameKey]);
+  const toolName = strOf(record.attributes, agent.toolNameKey);
   if (toolName === undefined) return noToolName;
   const time = eventTime(record);
   if (time === undefined) return noTime;
@@ -288,11 +303,17 @@ function fillToolFields(
   if (spec.arguments !== undefined) call.arguments = jsonTextOf(a, spec.arguments);
   if (spec.promptId !== undefined) call.promptId = strOf(a, spec.promptId);
   if (spec.model !== undefined) call.model = strOf(a, spec.model);
-  const server = spec.mcpServerName;
-  if (server !== undefined && call.toolType === "mcp") {
-    call.mcpServerName = typeof server === "function" ? server(a, toolName) : strOf(a, server);
+  if (call.toolType === "mcp") {
+    call.mcpServerName = mcpServerOf(spec, a, toolName);
+    call.toolName = mcpToolName(toolName, call.mcpServerName, spec.mcpOwnToolName?.(a));
   }
   if (spec.mcpServerScope !== undefined) call.mcpServerScope = strOf(a, spec.mcpServerScope);
+}
+
+function mcpServerOf(spec: ToolFields, a: Attributes, toolName: string): string | undefined {
+  const server = spec.mcpServerName;
+  if (server === undefined) return undefined;
+  return typeof server === "function" ? server(a, toolName) : strOf(a, server);
 }
 
 function toolTypeOf(rule: McpRule, a: Attributes, toolName: string): ToolType {
@@ -382,7 +403,13 @@ function shapedEvent(spec: EventSpec): EventSpec {
         duration: spec.duration,
       });
     case "session_info":
-      return shaped<SessionInfoSpec>({ kind: spec.kind, provider: spec.provider });
+      return shaped<SessionInfoSpec>({
+        kind: spec.kind,
+        provider: spec.provider,
+        session: spec.session,
+        parentSession: spec.parentSession,
+        only: spec.only,
+      });
   }
 }
 
@@ -399,6 +426,7 @@ function shapedToolFields(spec: ToolFields): Whole<ToolFields> {
     promptId: spec.promptId,
     model: spec.model,
     mcpServerName: spec.mcpServerName,
+    mcpOwnToolName: spec.mcpOwnToolName,
     mcpServerScope: spec.mcpServerScope,
   };
 }
@@ -408,4 +436,16 @@ type Whole<T> = { [K in keyof Required<T>]: T[K] };
 
 function shaped<T>(whole: Whole<T>): T {
   return whole as T;
+}
+
+/** A span with status error, or with an `error.type`, failed; its status message says how. */
+export function spanFailure(call: ToolCallEvent, a: Attributes, record: OtlpRecord): void {
+  const errorType = str(a["error.type"]);
+  if (record.statusCode === 2 || errorType !== undefined) {
+    call.outcome = "error";
+    call.errorType = errorType;
+    call.errorMessage = record.statusMessage !== ""
+      ? record.statusMessage
+      : str(a["error.message"]);
+  }
 }

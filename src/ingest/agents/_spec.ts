@@ -28,7 +28,7 @@ export interface AgentSpec {
   /** The session id: this attribute, else the same resource attribute. */
   sessionKey: string;
   /** The tool name on tool events. */
-  toolNameKey: string;
+  toolNameKey: Keys;
   /**
    * Whether resource `service.version` is the agent's version when
    * `app.version` is absent (not for Gemini CLI: there it is Node's).
@@ -68,6 +68,12 @@ export interface ToolFields {
   model?: Keys;
   /** MCP tools only: the server's name, from attributes or the agent's own rule. */
   mcpServerName?: Keys | ((attributes: Attributes, toolName: string) => string | undefined);
+  /**
+   * MCP tools only: the tool's own name where the agent reports it apart from
+   * its tool name (Claude Code's `mcp_tool_name`); the call is named
+   * `mcp__<server>__<tool>` either way (`_classify.ts` `mcpToolName`).
+   */
+  mcpOwnToolName?: (attributes: Attributes) => string | undefined;
   mcpServerScope?: Keys;
 }
 
@@ -151,9 +157,17 @@ export interface ModelCallSpec {
   duration: Keys | "span";
 }
 
-/** A session-level fact: the provider a session's later model calls inherit (Codex). */
+/**
+ * A session-level fact: the provider a session's later model calls inherit,
+ * or the session that spawned it (Codex). Ignored when it holds neither.
+ */
 export interface SessionInfoSpec {
   kind: "session_info";
-  /** Ignored when none holds a value. */
-  provider: Keys;
+  provider?: Keys;
+  /** The attribute naming the session the fact is about, when not the agent's session key. */
+  session?: string;
+  /** The session that spawned it. */
+  parentSession?: Keys;
+  /** Only records whose attributes hold these values; others are ignored. */
+  only?: Readonly<Record<string, string>>;
 }

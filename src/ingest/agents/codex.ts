@@ -20,23 +20,37 @@ import { bool, str } from "./_coerce.ts";
 import { agentMapper } from "./_map.ts";
 import type { AgentSpec } from "./_spec.ts";
 
+/**
+ * An MCP call names its server in `mcp_server` (results) and its namespace
+ * `mcp__<server>` (results and decisions); its `tool_name` is the tool's own.
+ */
+const MCP = { present: ["mcp_server"], contains: ["tool_namespace", "mcp__"] } as const;
+
+function codexMcpServer(a: Attributes): string | undefined {
+  const namespace = str(a["tool_namespace"]);
+  return str(a["mcp_server"]) ??
+    (namespace?.startsWith("mcp__") && namespace.length > 5 ? namespace.slice(5) : undefined);
+}
+
 /** Codex CLI's events. Its spans carry no tokens or cost and are not mapped. */
 export const codexSpec: AgentSpec = {
   signal: "logs",
   eventName: { prefix: "codex." },
   sessionKey: "conversation.id",
-  toolNameKey: "tool_name",
+  toolNameKey: ["tool_name"],
   serviceVersionIsAgent: true,
   events: {
     "tool_result": {
       kind: "tool_call",
-      toolType: { present: ["mcp_server"] },
+      toolType: MCP,
       callId: ["call_id"],
       arguments: ["arguments"],
       model: ["model"],
       // `mcp_server_origin` is where the server lives (a URL origin), not its
       // configured scope: it is not `mcp_server_scope`.
-      mcpServerName: ["mcp_server"],
+      mcpServerName: codexMcpServer,
+      // `/root` for the main agent, `/root/<task>` for one it spawned.
+      agentName: ["agent_name"],
       result: ["output"],
       duration: ["duration_ms"],
       refused: codexRefused,
@@ -44,8 +58,9 @@ export const codexSpec: AgentSpec = {
     },
     "tool_decision": {
       kind: "decision",
-      toolType: {},
+      toolType: MCP,
       callId: ["call_id"],
+      mcpServerName: codexMcpServer,
       model: ["model"],
       decision: ["decision"],
       decisionSource: ["source"],
@@ -71,6 +86,14 @@ export const codexSpec: AgentSpec = {
       duration: ["duration_ms"],
     },
     "conversation_starts": { kind: "session_info", provider: ["provider_name"] },
+    // A spawned agent (`spawn_agent`) runs as a conversation of its own: the
+    // spawn's message names both threads, which links the child to its parent.
+    "agent_communication": {
+      kind: "session_info",
+      only: { kind: "spawn", state: "send" },
+      session: "receiver_thread_id",
+      parentSession: ["sender_thread_id"],
+    },
   },
 };
 

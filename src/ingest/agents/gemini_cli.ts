@@ -28,7 +28,7 @@ export const geminiCliSpec: AgentSpec = {
   signal: "logs",
   eventName: { prefix: "gemini_cli." },
   sessionKey: "session.id",
-  toolNameKey: "function_name",
+  toolNameKey: ["function_name"],
   serviceVersionIsAgent: false,
   events: {
     "tool_call": {

@@ -8,9 +8,7 @@
  * Durations are the span's start to end; identities use the span's name.
  */
 
-import type { Attributes, OtlpRecord, ToolCallEvent } from "../types.ts";
-import { str } from "./_coerce.ts";
-import { agentMapper } from "./_map.ts";
+import { agentMapper, spanFailure } from "./_map.ts";
 import type { AgentSpec, ModelCallSpec } from "./_spec.ts";
 
 const PROVIDER = ["gen_ai.provider.name", "gen_ai.system"];
@@ -45,7 +43,7 @@ export const genAiSpec: AgentSpec = {
   signal: "traces",
   eventName: { attribute: "gen_ai.operation.name" },
   sessionKey: "gen_ai.conversation.id",
-  toolNameKey: "gen_ai.tool.name",
+  toolNameKey: ["gen_ai.tool.name"],
   serviceVersionIsAgent: true,
   agentVersionFallback: ["gen_ai.agent.version"],
   events: {
@@ -72,15 +70,3 @@ export const genAiSpec: AgentSpec = {
 
 /** Maps one span that carries `gen_ai.operation.name`. */
 export const mapGenAiSpan = agentMapper(genAiSpec);
-
-/** A span with status error, or with an `error.type`, failed; its status message says how. */
-function spanFailure(call: ToolCallEvent, a: Attributes, record: OtlpRecord): void {
-  const errorType = str(a["error.type"]);
-  if (record.statusCode === 2 || errorType !== undefined) {
-    call.outcome = "error";
-    call.errorType = errorType;
-    call.errorMessage = record.statusMessage !== ""
-      ? record.statusMessage
-      : str(a["error.message"]);
-  }
-}

@@ -1,66 +1,82 @@
 /**
  * Agent mappers: turn one decoded OTLP record into the telemetry events it
- * reports (DESIGN §4 "Mapping"). Logs are dispatched on the resource's
- * `service.name` (Claude Code `claude-code*`, Codex `codex_*`, Gemini CLI
- * `gemini-cli`); spans that carry `gen_ai.operation.name` follow the GenAI
- * semantic conventions whatever their service.
+ * reports (DESIGN §4 "Mapping"). Which agent a record is comes from one
+ * table (`src/agents.ts`); logs and spans go through that agent's mapping
+ * (Claude Code has both), and spans of any other sender that carry
+ * `gen_ai.operation.name` follow the GenAI semantic conventions.
  *
  * Each agent is one spec (`_spec.ts`: its events, session and tool-name
  * keys, where each field comes from) in its own file, with functions only
  * for what that agent alone does; `_map.ts` runs every spec. Adding an agent:
- * a spec file beside these, its entry in {@link MappedAgent} and `MAPPERS`,
- * its recognition in {@link mapperOf}, and its tool names in
- * `_classify.ts` when they are new.
+ * its recognition in `src/agents.ts`, a spec file beside these and its entry
+ * in `MAPPERS`, and its tool names in `_classify.ts` when they are new.
  *
  * @module
  */
 
 import type { MapResult, OtlpRecord } from "../types.ts";
-import { ignored } from "./_base.ts";
-import { mapClaudeCode } from "./claude_code.ts";
-import { mapCodex } from "./codex.ts";
-import { mapGeminiCli } from "./gemini_cli.ts";
-import { mapGenAiSpan } from "./genai.ts";
+import { agentVersionOf, ignored } from "./_base.ts";
+import { agentMapper } from "./_map.ts";
+import type { AgentSpec } from "./_spec.ts";
+import { recogniseAgent, type TelemetryAgent } from "../../agents.ts";
+import { claudeCodeSpec, claudeCodeTraceSpec } from "./claude_code.ts";
+import { codexSpec } from "./codex.ts";
+import { geminiCliSpec } from "./gemini_cli.ts";
+import { genAiSpec } from "./genai.ts";
 
-export { mapClaudeCode } from "./claude_code.ts";
+export { mapClaudeCode, mapClaudeCodeSpan } from "./claude_code.ts";
 export { mapCodex } from "./codex.ts";
 export { mapGeminiCli } from "./gemini_cli.ts";
 export { mapGenAiSpan } from "./genai.ts";
 
-/** The logger scope Claude Code emits its events under. */
-const CLAUDE_CODE_SCOPE = "com.anthropic.claude_code.events";
-
 /** The agents a mapper exists for: also the bounded `agent` label of the unmapped-record metric. */
-export type MappedAgent = "claude-code" | "codex" | "gemini-cli" | "genai";
+export type MappedAgent = TelemetryAgent;
 
-const MAPPERS: Record<MappedAgent, (record: OtlpRecord) => MapResult> = {
-  "claude-code": mapClaudeCode,
-  "codex": mapCodex,
-  "gemini-cli": mapGeminiCli,
-  "genai": mapGenAiSpan,
+type Signals<T> = { logs?: T; traces?: T };
+
+/** Each agent's spec per signal (none: the signal is not the agent's own). */
+const SPECS: Record<MappedAgent, Signals<AgentSpec>> = {
+  "claude-code": { logs: claudeCodeSpec, traces: claudeCodeTraceSpec },
+  "codex": { logs: codexSpec },
+  "gemini-cli": { logs: geminiCliSpec },
+  "genai": { traces: genAiSpec },
 };
 
+const MAPPERS = Object.fromEntries(
+  Object.entries(SPECS).map(([agent, specs]) => [agent, {
+    ...(specs.logs === undefined ? {} : { logs: agentMapper(specs.logs) }),
+    ...(specs.traces === undefined ? {} : { traces: agentMapper(specs.traces) }),
+  }]),
+) as Record<MappedAgent, Signals<(record: OtlpRecord) => MapResult>>;
+
 /**
- * The mapper a record goes to, or undefined when none applies. Spans that
- * carry `gen_ai.operation.name` follow the GenAI conventions whatever their
- * service. A log whose `service.name` names no known agent (a user overrode
- * it) is still recognised by Claude Code's logger scope or by a `codex.` /
- * `gemini_cli.` event name.
+ * The agent version a record reports, read as its agent's mapping reads it
+ * (`""` when none, or when no agent's mapping applies).
+ */
+export function reportedAgentVersion(record: OtlpRecord, agent: MappedAgent | "other"): string {
+  const spec = agent === "other" ? undefined : SPECS[agent][record.signal] ??
+    SPECS[agent].logs ?? SPECS[agent].traces;
+  return spec === undefined ? "" : agentVersionOf(record, spec);
+}
+
+/**
+ * The agent a record goes to, or undefined when none applies. A record is a
+ * known agent's by `src/agents.ts` (service, logger scope, event or span
+ * name), and goes through that agent's mapping for its signal. Spans of
+ * senders with no span mapping of their own follow the GenAI conventions when
+ * they carry `gen_ai.operation.name`, whatever their service.
  */
 export function mapperOf(record: OtlpRecord): MappedAgent | undefined {
+  const agent = recogniseAgent({
+    service: record.resource["service.name"],
+    scope: record.scopeName,
+    name: record.eventName,
+  });
   if (record.signal === "traces") {
+    if (agent !== undefined && MAPPERS[agent].traces !== undefined) return agent;
     return record.attributes["gen_ai.operation.name"] === undefined ? undefined : "genai";
   }
-  const service = record.resource["service.name"];
-  if (typeof service === "string") {
-    if (service.startsWith("claude-code")) return "claude-code";
-    if (service.startsWith("codex_")) return "codex";
-    if (service.startsWith("gemini-cli")) return "gemini-cli";
-  }
-  if (record.scopeName === CLAUDE_CODE_SCOPE) return "claude-code";
-  if (record.eventName.startsWith("codex.")) return "codex";
-  if (record.eventName.startsWith("gemini_cli.")) return "gemini-cli";
-  return undefined;
+  return agent;
 }
 
 /**
@@ -71,5 +87,6 @@ export function mapperOf(record: OtlpRecord): MappedAgent | undefined {
  */
 export function mapRecord(record: OtlpRecord): MapResult {
   const agent = mapperOf(record);
-  return agent === undefined ? ignored : MAPPERS[agent](record);
+  const mapper = agent === undefined ? undefined : MAPPERS[agent][record.signal];
+  return mapper === undefined ? ignored : mapper(record);
 }

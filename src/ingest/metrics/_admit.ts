@@ -1,3 +1,4 @@
+import { GENAI_METRIC_PREFIX, recogniseAgent } from "../../agents.ts";
 import { ID_MAX_BYTES, MAX_INTEGER, NAME_MAX_BYTES, utf8Bytes, utf8Prefix } from "../limits.ts";
 import type { Attributes, AttributeValue } from "../types.ts";
 import {
@@ -72,18 +73,8 @@ const SESSION_KEYS: Readonly<Record<MetricAgent, readonly string[]>> = {
  * `gen_ai.*` instruments of an unknown service follow the GenAI conventions.
  */
 export function metricAgentOf(point: DecodedMetricPoint): MetricAgent | undefined {
-  const service = point.resource["service.name"];
-  if (typeof service === "string") {
-    if (service.startsWith("claude-code")) return "claude-code";
-    if (service.startsWith("codex_") || service.startsWith("codex-")) return "codex";
-    if (service.startsWith("gemini-cli")) return "gemini-cli";
-  }
-  const name = point.metric;
-  if (name.startsWith("claude_code.")) return "claude-code";
-  if (name.startsWith("codex.")) return "codex";
-  if (name.startsWith("gemini_cli.")) return "gemini-cli";
-  if (name.startsWith("gen_ai.")) return "genai";
-  return undefined;
+  return recogniseAgent({ service: point.resource["service.name"], name: point.metric }) ??
+    (point.metric.startsWith(GENAI_METRIC_PREFIX) ? "genai" : undefined);
 }
 
 /**

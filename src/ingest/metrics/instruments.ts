@@ -7,9 +7,10 @@
  *
  * @module
  */
+import type { TelemetryAgent } from "../../agents.ts";
 
 /** The agents whose instruments we know; `genai` is any other sender of GenAI semconv metrics. */
-export type MetricAgent = "claude-code" | "gemini-cli" | "codex" | "genai";
+export type MetricAgent = TelemetryAgent;
 
 /**
  * What a kept point measures. Counts are whole; `active_time_s` is seconds,

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { agentOfName, GENAI_METRIC_PREFIX } from "../../agents.ts";
 import { OtlpDecodeError } from "../otlp/mod.ts";
 import type { Encoding } from "../otlp/mod.ts";
 import { admitPoint, type IgnoredReason, type MetricSample } from "./_admit.ts";
@@ -109,11 +110,7 @@ export function receiveMetrics(decoded: DecodedMetrics): ReceivedMetrics {
 
 function agentOfUnsupported(unsupported: UnsupportedMetric): MetricAgent | "other" {
   const name = unsupported.metric;
-  if (name.startsWith("claude_code.")) return "claude-code";
-  if (name.startsWith("codex.")) return "codex";
-  if (name.startsWith("gemini_cli.")) return "gemini-cli";
-  if (name.startsWith("gen_ai.")) return "genai";
-  return "other";
+  return agentOfName(name) ?? (name.startsWith(GENAI_METRIC_PREFIX) ? "genai" : "other");
 }
 
 /** The sender of a batch: an organization and one of its actors. */

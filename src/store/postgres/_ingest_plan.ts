@@ -57,7 +57,7 @@ export interface StoredRows {
     "decision_source": string | null;
   }[];
   sessions: { "session_id": string; "provider_name": string }[];
-  modelCalls: { id: string }[];
+  modelCalls: { id: string; cost_usd: number | null }[];
 }
 
 /** The keys a batch reads, from its events and their row ids. */
@@ -122,7 +122,9 @@ export class IngestPlan implements IngestStore {
   readonly #calls = new Map<string, CallState>();
   readonly #decisions = new Map<string, StoredDecision>();
   readonly #providers = new Map<string, string>();
-  readonly #modelCalls = new Set<string>();
+  /** Model calls stored or written by the batch, with their reported cost (null: none). */
+  readonly #modelCalls = new Map<string, number | null>();
+  readonly #costFills = new Map<string, PgParam[]>();
 
   readonly #newSessions: NewSessionRow[] = [];
   readonly #decisionUpserts = new Map<string, PgParam[]>();
@@ -135,6 +137,7 @@ export class IngestPlan implements IngestStore {
   readonly #hits = new Map<string, DomainHitRow[]>();
   readonly #newModelCalls: ModelCallRow[] = [];
   readonly #providerUpdates = new Map<string, PgParam[]>();
+  readonly #parentUpdates = new Map<string, PgParam[]>();
   readonly #sessionChanges: SessionChangeValues[] = [];
   readonly #recounts: PgParam[][] = [];
   readonly #sessionActorChanges: SessionActorChangeValues[] = [];
@@ -162,7 +165,7 @@ export class IngestPlan implements IngestStore {
     for (const row of stored.sessions) {
       this.#providers.set(sessionKey(sender.orgId, row.session_id), row.provider_name);
     }
-    for (const row of stored.modelCalls) this.#modelCalls.add(row.id);
+    for (const row of stored.modelCalls) this.#modelCalls.set(row.id, row.cost_usd);
   }
 
   /** The highest `seq` the batch used (0 for none). */
@@ -262,9 +265,23 @@ export class IngestPlan implements IngestStore {
 
   insertModelCall(row: ModelCallRow): boolean {
     if (this.#modelCalls.has(row.id)) return false;
-    this.#modelCalls.add(row.id);
+    this.#modelCalls.set(row.id, row.cost_usd);
     this.#newModelCalls.push(row);
     return true;
+  }
+
+  findModelCallCost(id: string): number | null | undefined {
+    return this.#modelCalls.get(id);
+  }
+
+  fillModelCallCost(id: string, costUsd: number, seq: number): void {
+    this.#modelCalls.set(id, costUsd);
+    const added = this.#newModelCalls.find((row) => row.id === id);
+    if (added !== undefined) {
+      added.cost_usd = costUsd;
+      return;
+    }
+    this.#costFills.set(id, [id, costUsd, seq]);
   }
 
   ensureSession(row: NewSessionRow): void {
@@ -282,6 +299,14 @@ export class IngestPlan implements IngestStore {
     const key = sessionKey(orgId, sessionId);
     this.#providers.set(key, provider);
     this.#providerUpdates.set(key, [seq, provider, orgId, sessionId]);
+  }
+
+  setSessionParent(seq: number, parent: string, orgId: string, sessionId: string): void {
+    const key = sessionKey(orgId, sessionId);
+    // The first parent reported wins, as in the statement.
+    if (!this.#parentUpdates.has(key)) {
+      this.#parentUpdates.set(key, [seq, parent, orgId, sessionId]);
+    }
   }
 
   changeSession(values: SessionChangeValues): void {
@@ -323,7 +348,9 @@ export class IngestPlan implements IngestStore {
       ["insert_risk_flags", [...this.#flags.values()].flat().map(RISK_FLAGS.values)],
       ["insert_domain_hits", [...this.#hits.values()].flat().map(DOMAIN_HITS.values)],
       ["insert_model_calls", this.#newModelCalls.map(MODEL_CALLS.values)],
+      ["fill_model_call_costs", [...this.#costFills.values()]],
       ["set_session_providers", [...this.#providerUpdates.values()]],
+      ["set_session_parents", [...this.#parentUpdates.values()]],
       ["change_sessions", this.#sessionChanges],
       ["recount_sessions", this.#recounts],
       ["change_session_actors", this.#sessionActorChanges],

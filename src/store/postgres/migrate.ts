@@ -14,6 +14,8 @@ import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "t
 import rangeRepair from "../../../sql/postgres/0003_range_repair.sql" with { type: "text" };
 import metricPoints from "../../../sql/postgres/0004_metric_points.sql" with { type: "text" };
 import sessionActors from "../../../sql/postgres/0005_session_actors.sql" with { type: "text" };
+import parentSessions from "../../../sql/postgres/0006_parent_sessions.sql" with { type: "text" };
+import unmappedEvents from "../../../sql/postgres/0007_unmapped_events.sql" with { type: "text" };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import type { Migration } from "../sqlite/database.ts";
@@ -26,6 +28,8 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 3, name: "range repair", sql: rangeRepair },
   { version: 4, name: "metric points", sql: metricPoints },
   { version: 5, name: "session actors", sql: sessionActors },
+  { version: 6, name: "parent sessions", sql: parentSessions },
+  { version: 7, name: "unmapped events", sql: unmappedEvents },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */

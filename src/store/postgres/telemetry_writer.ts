@@ -8,10 +8,12 @@
  * @module
  */
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
+import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { ingestEvents } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
+import { unmappedRows } from "../unmapped_rows.ts";
 import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
 import { eventRowIds } from "../row_ids.ts";
 import type {
@@ -80,14 +82,17 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     sender: Sender,
     events: readonly TelemetryEvent[],
     points: readonly MetricSample[] = [],
+    unmapped: readonly UnmappedRecords[] = [],
   ): Promise<IngestSummary> {
     return this.#outage.track(this.#track(async () => {
-      if (events.length === 0 && points.length === 0) return { toolCalls: 0, modelCalls: 0 };
+      if (events.length === 0 && points.length === 0 && unmapped.length === 0) {
+        return { toolCalls: 0, modelCalls: 0 };
+      }
       const ids = eventRowIds(sender, events);
       const reads = batchReads(events, ids);
       try {
         return await this.#transaction((tx) =>
-          this.#ingestIn(tx, sender, events, ids, reads, points)
+          this.#ingestIn(tx, sender, events, ids, reads, points, unmapped)
         );
       } catch (error) {
         throw pgUnavailable(error) ?? error;
@@ -142,6 +147,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     ids: readonly string[],
     reads: BatchReads,
     points: readonly MetricSample[],
+    unmapped: readonly UnmappedRecords[],
   ): Promise<Written<IngestSummary>> {
     const { decisionKeys } = reads;
     const [, toolCalls, decisions, sessions, modelCalls, seqs, pointSeqs] = await Promise.all([
@@ -169,6 +175,8 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
       );
       writes.push(run(tx, "insert_metric_points", columns(rows)));
     }
+    const notes = unmappedRows(sender, unmapped, Date.now());
+    if (notes.length > 0) writes.push(run(tx, "note_unmapped", columns(notes)));
     await Promise.all(writes);
     return { value: summary, lastSeq: Math.max(plan.lastSeq, pointSeqs.at(-1) ?? 0) };
   }

@@ -27,6 +27,12 @@ import telemetrySessionActors from "../../../sql/sqlite/telemetry_0007_session_a
 import telemetryRiskFlagsByTime from "../../../sql/sqlite/telemetry_0008_risk_flags_by_time.sql" with {
   type: "text",
 };
+import telemetryParentSessions from "../../../sql/sqlite/telemetry_0009_parent_sessions.sql" with {
+  type: "text",
+};
+import telemetryUnmappedEvents from "../../../sql/sqlite/telemetry_0010_unmapped_events.sql" with {
+  type: "text",
+};
 import type { Migration } from "./database.ts";
 
 /** Migrations of `keys.db`. */
@@ -46,4 +52,6 @@ export const telemetryMigrations: readonly Migration[] = [
   // release: a value an organization rarely or never stored made its list walk every call.
   { version: 7, name: "session actors", sql: telemetrySessionActors },
   { version: 8, name: "risk flags by time", sql: telemetryRiskFlagsByTime },
+  { version: 9, name: "parent sessions", sql: telemetryParentSessions },
+  { version: 10, name: "unmapped events", sql: telemetryUnmappedEvents },
 ];

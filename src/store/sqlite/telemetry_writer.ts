@@ -8,11 +8,13 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
+import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import type { CallFindings } from "../call_detection.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { ingestEvents, type IngestStore } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
+import { unmappedRows } from "../unmapped_rows.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
 import type { IngestSummary, Sender } from "../stores.ts";
@@ -40,6 +42,8 @@ export interface ExportToStore {
   sender: Sender;
   events: readonly TelemetryEvent[];
   points?: readonly MetricSample[];
+  /** What the export sent that stored nothing (`unmapped_events`). */
+  unmapped?: readonly UnmappedRecords[];
   /** Computed ahead, off this thread (`row_ids.ts`, `call_detection.ts`); else computed here. */
   prepared?: PreparedEvents;
 }
@@ -95,11 +99,14 @@ export class TelemetryWriter {
     events: readonly TelemetryEvent[],
     points: readonly MetricSample[] = [],
     prepared?: PreparedEvents,
+    unmapped: readonly UnmappedRecords[] = [],
   ): IngestSummary {
-    if (events.length === 0 && points.length === 0) return { toolCalls: 0, modelCalls: 0 };
+    if (events.length === 0 && points.length === 0 && unmapped.length === 0) {
+      return { toolCalls: 0, modelCalls: 0 };
+    }
     return tx(
       this.#db,
-      () => this.#ingestIn({ sender, events, points, ...(prepared ? { prepared } : {}) }),
+      () => this.#ingestIn({ sender, events, points, unmapped, ...(prepared ? { prepared } : {}) }),
     );
   }
 
@@ -135,7 +142,12 @@ export class TelemetryWriter {
     }
   }
 
-  #ingestIn({ sender, events, points = [], prepared }: ExportToStore): IngestSummary {
+  #ingestIn(
+    { sender, events, points = [], unmapped = [], prepared }: ExportToStore,
+  ): IngestSummary {
+    for (const row of unmappedRows(sender, unmapped, Date.now())) {
+      this.#run("note_unmapped", "run", ...row);
+    }
     this.#seq = this.currentSeq();
     const summary = prepared
       ? ingestEvents(this.#store, sender, events, this.#options, prepared.ids, prepared.findings)
@@ -219,11 +231,16 @@ export class TelemetryWriter {
         };
         return Number(inserted.changes) > 0;
       },
+      findModelCallCost: (id) =>
+        (run("find_model_call", "get", id) as { cost_usd: number | null } | undefined)?.cost_usd,
+      fillModelCallCost: (id, costUsd, seq) => run("fill_model_call_cost", "run", costUsd, seq, id),
       ensureSession: (row) => run("ensure_session", "run", ...NEW_SESSIONS.values(row)),
       sessionProvider: (orgId, sessionId) =>
         (run("find_session", "get", orgId, sessionId) as { provider_name: string }).provider_name,
       setSessionProvider: (seq, provider, orgId, sessionId) =>
         run("set_session_provider", "run", seq, provider, orgId, sessionId),
+      setSessionParent: (seq, parent, orgId, sessionId) =>
+        run("set_session_parent", "run", seq, parent, orgId, sessionId),
       changeSession: (values) => run("add_to_session", "run", ...values),
       recountSession: (seq, orgId, sessionId) =>
         run("recount_session", "run", seq, orgId, sessionId),

@@ -5,6 +5,7 @@
  * @module
  */
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
+import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
@@ -86,6 +87,7 @@ export class WriterThread implements TelemetryWriterApi {
     sender: Sender,
     events: TelemetryEvent[],
     points: readonly MetricSample[] = [],
+    unmapped: readonly UnmappedRecords[] = [],
   ): Promise<IngestSummary> {
     let prepared: PreparedEvents;
     try {
@@ -97,7 +99,9 @@ export class WriterThread implements TelemetryWriterApi {
       return Promise.reject(error);
     }
     return this.#outage.track(
-      this.#call({ op: "ingest", sender, events, points, prepared }) as Promise<IngestSummary>,
+      this.#call({ op: "ingest", sender, events, points, unmapped, prepared }) as Promise<
+        IngestSummary
+      >,
     );
   }
 

@@ -9,6 +9,7 @@
  */
 /// <reference lib="deno.worker" />
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
+import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
@@ -26,6 +27,7 @@ export type WriterRequest =
     sender: Sender;
     events: TelemetryEvent[];
     points: readonly MetricSample[];
+    unmapped: readonly UnmappedRecords[];
     prepared: PreparedEvents;
   }
   | { id: number; op: "probe"; write?: false }
@@ -98,6 +100,7 @@ async function handle(request: WriterRequest): Promise<unknown> {
         request.events,
         request.points,
         request.prepared,
+        request.unmapped,
       );
       committed();
       return summary;
