@@ -79,3 +79,14 @@ export class StoreUnavailableError extends Error {
 export class ReplicaBuildingError extends Error {
   override name = "ReplicaBuildingError";
 }
+
+/**
+ * The analytics replica cannot write what it must copy (no disk space, a
+ * read-only or failing file system): insights wait until it can; nothing of
+ * the telemetry store is lost, and the next insight after space returns
+ * catches the replica up. The message is the replica's own words (for logs
+ * and `/readyz`), never sent to API clients.
+ */
+export class ReplicaUnwritableError extends Error {
+  override name = "ReplicaUnwritableError";
+}

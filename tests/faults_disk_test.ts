@@ -84,6 +84,15 @@ Deno.test({
         assert.equal(ready.status, 503, "ready while the disk is full");
         await ready.body?.cancel();
       }
+      // Insights over data the replica has not copied: it cannot write, so they are
+      // unavailable for a while (retryable), never an internal error.
+      const insight = await fetch(`${server.queryUrl}/v1/insights/activity?window=7d`, {
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      const insightBody = await insight.json();
+      assert.equal(insight.status, 503, `${JSON.stringify(insightBody)}\n${server.stderr()}`);
+      assert.equal(insightBody.error.code, "insights_unavailable");
+      assert.ok(Number(insight.headers.get("retry-after")) >= 1);
       // A second export is refused the same way, not failed.
       const again = await post(server.ingestUrl, org.ingestKey, exportBody(n));
       assert.equal(again.status, 503);
@@ -103,6 +112,13 @@ Deno.test({
 
       const calls = await listedToolCalls(server.queryUrl, org.apiKey);
       assert.equal(calls.length, acknowledged.size * CALLS_PER_EXPORT);
+      // Insights recover without a restart, with every acknowledged call.
+      const recovered = await fetch(`${server.queryUrl}/v1/insights/activity?window=7d`, {
+        headers: { authorization: `Bearer ${org.apiKey}` },
+      });
+      const recoveredBody = await recovered.json();
+      assert.equal(recovered.status, 200, `${JSON.stringify(recoveredBody)}\n${server.stderr()}`);
+      assert.equal(recoveredBody.summary.total_calls, calls.length);
       assert.equal(new Set(calls.map((call) => call.id)).size, calls.length);
       const sessions = new Set(calls.map((call) => call.session_id));
       for (const stored of acknowledged) {

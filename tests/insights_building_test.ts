@@ -68,6 +68,9 @@ engineTest(
       built = true;
     });
     ready.catch(() => {});
+    // Not ready for insights while they answer 503 (`/readyz` reads this).
+    await assert.rejects(() => analytics.checkReady(), /being built/);
+    assert.ok(!built, "the build ended before readiness was checked");
     const answers = await Promise.all(INSIGHT_NAMES.map(async (name) => {
       const started = performance.now();
       const answer = await getWithHeaders(env, `/v1/insights/${name}?window=90d`, org.apiKey);
@@ -88,6 +91,7 @@ engineTest(
     // Lists do not wait for the build.
     assert.equal((await env.get("/v1/sessions?limit=1", org.apiKey)).status, 200);
     await ready;
+    await analytics.checkReady();
     const raw = await readStoredRows(env);
     for (const name of INSIGHT_NAMES) {
       const { status, body } = await env.get(`/v1/insights/${name}?window=90d`, org.apiKey);

@@ -210,6 +210,117 @@ Deno.test("a port in use is one line naming it, and the data directory is not cr
   }
 });
 
+Deno.test("every listener conflict is one line naming its flags, exit 2, nothing created", async () => {
+  const base = await Deno.makeTempDir({ prefix: "agent-telemetry-listeners-" });
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const free = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const freePort = (free.addr as Deno.NetAddr).port;
+  free.close();
+  try {
+    const dir = `${base}/data`;
+    const port = (taken.addr as Deno.NetAddr).port;
+    const any = "127.0.0.1:0";
+    const cases: [string[], RegExp][] = [
+      // The gRPC listener's port is checked like the others' (it crashed after creating the store).
+      [
+        ["--listen", any, "--ingest-listen", any, "--grpc-listen", `127.0.0.1:${port}`],
+        new RegExp(`127\\.0\\.0\\.1:${port}.*--grpc-listen.*already in use`),
+      ],
+      [[
+        "--listen",
+        `127.0.0.1:${freePort}`,
+        "--ingest-listen",
+        `127.0.0.1:${freePort}`,
+        "--grpc-listen",
+        any,
+      ], /--listen and --ingest-listen both take port/],
+      [[
+        "--listen",
+        `127.0.0.1:${freePort}`,
+        "--ingest-listen",
+        any,
+        "--grpc-listen",
+        `0.0.0.0:${freePort}`,
+      ], /--listen and --grpc-listen both take port/],
+    ];
+    for (const [flags, message] of cases) {
+      const { code, stderr } = await runCliProcess(["serve", "--data", dir, ...flags]);
+      assert.equal(code, 2, stderr);
+      assert.equal(stderr.trim().split("\n").length, 1, stderr);
+      assert.match(stderr, message);
+      assert.deepEqual(listing(base), [], `the data directory was created: ${flags.join(" ")}`);
+    }
+  } finally {
+    taken.close();
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("a second server on one data directory is one line naming the first's pid, exit 2", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-lock-" });
+  try {
+    const first = await spawnCli(
+      serveArgs(dir, "--log-level", "error"),
+      /OTLP ingest listening on/,
+    );
+    try {
+      const files = listing(dir);
+      const { code, stderr } = await runCliProcess(serveArgs(dir));
+      assert.equal(code, 2, stderr);
+      assert.equal(stderr.trim().split("\n").length, 1, stderr);
+      assert.match(stderr, new RegExp(`in use by another server \\(pid ${first.child.pid}\\)`));
+      assert.deepEqual(listing(dir), files, "the second server created nothing");
+    } finally {
+      first.child.kill("SIGTERM");
+      await first.child.status;
+    }
+    // The lock went with its holder: the directory serves again.
+    const again = await spawnCli(
+      serveArgs(dir, "--log-level", "error"),
+      /OTLP ingest listening on/,
+    );
+    again.child.kill("SIGTERM");
+    await again.child.status;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("every command that opens a store names a damaged file in one line, exit 2", async () => {
+  const seed = await seedDataDir();
+  try {
+    const damage = (file: string) => {
+      const handle = Deno.openSync(`${seed.dir}/${file}`, { write: true });
+      handle.writeSync(new TextEncoder().encode("not a sqlite header at all"));
+      handle.close();
+    };
+    const expectRefused = async (args: string[], file: string) => {
+      const { code, stderr } = await runCliProcess([...args, "--data", seed.dir]);
+      assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
+      assert.equal(stderr.trim().split("\n").length, 1, stderr);
+      assert.match(stderr, new RegExp(`${file}.*not a database`), args.join(" "));
+    };
+    damage("telemetry.db");
+    await expectRefused(["detect", "rescan"], "telemetry.db");
+    await expectRefused(["backup", "--out", `${seed.dir}-backup`], "telemetry.db");
+    damage("keys.db");
+    for (
+      const args of [["org", "list"], ["key", "list", "--org", "org_x"], [
+        "actor",
+        "list",
+        "--org",
+        "org_x",
+      ]]
+    ) {
+      await expectRefused(args, "keys.db");
+    }
+    await expectRefused(["backup", "--out", `${seed.dir}-backup`], "keys.db");
+    assert.equal(listing(`${seed.dir}-backup`).length, 0, "a backup target was created");
+  } finally {
+    await Deno.remove(seed.dir, { recursive: true });
+  }
+});
+
 Deno.test({
   name: "read-only data files of another user are one line naming the file",
   ignore: !canMount,

@@ -75,6 +75,8 @@ export const INSIGHT_FRESHNESS_MS = 5_000;
  * (about 70 ms of CPU for tool calls alone at 1.5M rows), so not more often.
  */
 const REFRESH_MS = INSIGHT_FRESHNESS_MS / 2;
+/** How long `/readyz` waits for a catch-up that may write again before it answers not ready. */
+export const READY_CATCH_UP_MS = 2_000;
 
 /**
  * How soon after a write the replica catches up in the background: under
@@ -171,10 +173,13 @@ export interface Analytics {
    */
   readonly lastSeq: number;
   /**
-   * Throws while the replica cannot answer insights: it failed to read and is
-   * being rebuilt (or its rebuild failed and is retried). For `/readyz`.
+   * Rejects while the replica cannot answer insights: it is being built (a
+   * first build, a backlog, a rebuild after a read failure, or a rebuild that
+   * failed and is retried), or its last
+   * catch-up could not write (then a catch-up is tried first, for up to
+   * {@link READY_CATCH_UP_MS}: space may have returned). For `/readyz`.
    */
-  checkReady(): void;
+  checkReady(): Promise<void>;
   /** Waits for a running catch-up to stop, interrupts queries, releases every DuckDB handle. */
   close(): Promise<void>;
 }
@@ -246,9 +251,19 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     get lastCatchUp() {
       return replica.lastCatchUp;
     },
-    checkReady() {
+    async checkReady() {
+      if (replica.unwritable !== null) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          replica.catchUp().catch(noop),
+          new Promise((resolve) => timer = setTimeout(resolve, READY_CATCH_UP_MS)),
+        ]);
+        clearTimeout(timer);
+      }
       const damage = replica.damage;
       if (damage !== null) throw new Error(damage);
+      // Insights answer 503 `insights_unavailable` meanwhile: not ready for them either.
+      if (replica.building) throw new Error("analytics replica is being built");
     },
     close: () => {
       follower.stop();

@@ -24,7 +24,7 @@ import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" 
 import sortSql from "../../sql/duckdb/replica_sort.sql" with { type: "text" };
 import { log } from "../log.ts";
 import { MEMORY_BUDGET } from "../memory_budget.ts";
-import { QueryTimeoutError, ReplicaBuildingError } from "../errors.ts";
+import { QueryTimeoutError, ReplicaBuildingError, ReplicaUnwritableError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import { PostgresReplicaSource } from "./postgres_source.ts";
 import { ReadPool, type ReplicaRow, type ReplicaStatement } from "./read_pool.ts";
@@ -184,6 +184,8 @@ export class Replica {
   #draining = false;
   /** Why the replica cannot answer (damaged, rebuilding), or null. */
   #damage: string | null = null;
+  /** Why the last catch-up could not write (no space, read-only), until one succeeds. */
+  #unwritable: string | null = null;
   /** Why the file was (re)built at open, or null when it was reused. */
   readonly rebuildReason: string | null;
   /** Figures of the last catch-up that copied anything. */
@@ -308,7 +310,15 @@ export class Replica {
     const shared = this.#sharedCatchUp();
     let answer = this.#answers.get(shared);
     if (answer === undefined) {
-      answer = shared.catch((error) => {
+      answer = shared.then(() => {
+        this.#unwritable = null;
+      }, (error) => {
+        // The file cannot take writes (no space, read-only): nothing is damaged; the
+        // next catch-up retries what this one rolled back.
+        if (isUnwritable(error)) {
+          this.#unwritable = `analytics replica cannot be written: ${errorText(error)}`;
+          throw new ReplicaUnwritableError(this.#unwritable);
+        }
         // Damage, or a catch-up a heal stopped: the heal brings the replica up to date.
         if (!isDamage(error) && this.#healing === null) throw error;
         return this.#heal(error);
@@ -326,7 +336,12 @@ export class Replica {
    * null; for readiness.
    */
   get damage(): string | null {
-    return this.#damage;
+    return this.#damage ?? this.#unwritable;
+  }
+
+  /** Why the last catch-up could not write (no space, read-only), until one succeeds; or null. */
+  get unwritable(): string | null {
+    return this.#unwritable;
   }
 
   #sharedCatchUp(): Promise<void> {
@@ -910,6 +925,14 @@ async function createReplicaFile(
  */
 const DAMAGE =
   /corrupt|checksum|invalidated|FATAL Error|INTERNAL Error|Serialization Error|IO Error: Could not read|failed to read|invalid block/i;
+
+/** DuckDB's words for a write the file system refused: it passes when space or permission returns. */
+const UNWRITABLE =
+  /No space left on device|Read-only file system|Disk quota exceeded|Permission denied/i;
+
+function isUnwritable(error: unknown): boolean {
+  return UNWRITABLE.test(error instanceof Error ? error.message : String(error));
+}
 
 function isDamage(error: unknown): boolean {
   if (error instanceof ReplicaClosedError || error instanceof QueryTimeoutError) return false;

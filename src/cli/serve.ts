@@ -65,13 +65,40 @@ export const serveCommand: CommandDef = {
 
 async function runServe(flags: ParsedFlags): Promise<void> {
   const config = resolveServeConfig(serveFlags(flags.given));
-  requirePortFree(config.listen, `--${SERVE_SETTINGS.listen.flag}`);
-  requirePortFree(config.ingestListen, `--${SERVE_SETTINGS.ingestListen.flag}`);
+  const listeners: [ListenAddress, string][] = [
+    [config.listen, `--${SERVE_SETTINGS.listen.flag}`],
+    [config.ingestListen, `--${SERVE_SETTINGS.ingestListen.flag}`],
+  ];
+  if (config.grpcListen !== null) {
+    listeners.push([config.grpcListen, `--${SERVE_SETTINGS.grpcListen.flag}`]);
+  }
+  requireDistinct(listeners);
+  for (const [address, flag] of listeners) requirePortFree(address, flag);
   const server = await startServer(config);
   await waitForSignal();
   log("info", "shutting down: finishing in-flight requests");
   await server.close();
   log("info", "stopped");
+}
+
+/** Whether two addresses would take one port: the same port on the same or a wildcard host. */
+function overlap(a: ListenAddress, b: ListenAddress): boolean {
+  if (a.port === 0 || a.port !== b.port) return false;
+  const wildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "";
+  return a.hostname === b.hostname || wildcard(a.hostname) || wildcard(b.hostname);
+}
+
+/** Fails with one line naming both flags when two listeners would take one port. */
+function requireDistinct(listeners: readonly [ListenAddress, string][]): void {
+  for (const [i, [a, flagA]] of listeners.entries()) {
+    for (const [b, flagB] of listeners.slice(i + 1)) {
+      if (overlap(a, b)) {
+        throw new UserInputError(
+          `${flagA} and ${flagB} both take port ${a.port}; give each listener its own port`,
+        );
+      }
+    }
+  }
 }
 
 /**

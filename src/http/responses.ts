@@ -4,7 +4,12 @@
  *
  * @module
  */
-import { QueryQueueFullError, QueryTimeoutError, ReplicaBuildingError } from "../errors.ts";
+import {
+  QueryQueueFullError,
+  QueryTimeoutError,
+  ReplicaBuildingError,
+  ReplicaUnwritableError,
+} from "../errors.ts";
 
 /** Error codes of spec §7. */
 export type ErrorCode =
@@ -74,6 +79,13 @@ const NEUTRAL_ERROR_ANSWERS: ReadonlyArray<readonly [new (message: string) => Er
       code: "insights_unavailable",
       message: "insights are being prepared: the analytics replica is being built; retry later",
       retryAfterSeconds: 2,
+    }],
+    [ReplicaUnwritableError, {
+      status: 503,
+      code: "insights_unavailable",
+      message:
+        "insights are unavailable: the analytics replica cannot be written (disk full or read-only); retry later",
+      retryAfterSeconds: 30,
     }],
     [QueryTimeoutError, {
       status: 500,

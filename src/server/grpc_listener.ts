@@ -20,10 +20,11 @@ import {
 import { type GrpcFailure, type GrpcStatusName, statusTrailers } from "./grpc_status.ts";
 import { recordRequest } from "../http/observe.ts";
 import {
-  type ExportRefusal,
   type OtlpExportDeps,
   type OtlpExportOutcome,
   receiveOtlpExport,
+  REFUSALS,
+  retryAfterOf,
 } from "./otlp_export.ts";
 
 /** The OTLP services and the signal each one carries. */
@@ -41,24 +42,6 @@ const STREAM_IDLE_MS = 30_000;
 const SESSION_IDLE_MS = 300_000;
 /** How long `close()` lets in-flight exports finish before it cuts connections. */
 const CLOSE_GRACE_MS = 10_000;
-
-/** Seconds an exporter waits before retrying a refusal that passes, where the store gives none. */
-const RETRY_AFTER_SECONDS: Partial<Record<ExportRefusal, number>> = {
-  readOnly: 30,
-  keyStoreUnavailable: 5,
-  storeUnavailable: 1,
-};
-
-/** The gRPC status of each refusal; the retryable ones carry RetryInfo. */
-const GRPC_REFUSALS: Record<ExportRefusal, GrpcStatusName> = {
-  readOnly: "UNAVAILABLE",
-  unauthenticated: "UNAUTHENTICATED",
-  keyStoreUnavailable: "UNAVAILABLE",
-  unsupportedMediaType: "INVALID_ARGUMENT",
-  tooLarge: "RESOURCE_EXHAUSTED",
-  undecodable: "INVALID_ARGUMENT",
-  storeUnavailable: "UNAVAILABLE",
-};
 
 /** What the gRPC listener needs beyond the shared export. */
 export interface GrpcListenerDeps extends OtlpExportDeps {
@@ -191,9 +174,9 @@ async function exchange(
     return fail(stream, { status: "INTERNAL", message: "internal error; retry later" });
   }
   if (!outcome.accepted) {
-    const retryAfterSeconds = outcome.retryAfterSeconds ?? RETRY_AFTER_SECONDS[outcome.refusal];
+    const retryAfterSeconds = retryAfterOf(outcome);
     return fail(stream, {
-      status: GRPC_REFUSALS[outcome.refusal],
+      status: REFUSALS[outcome.refusal].grpc,
       message: outcome.message,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     });

@@ -14,7 +14,12 @@ import type { TelemetryWriterApi } from "../store/stores.ts";
 import { bearerToken } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
 import { observed } from "../http/observe.ts";
-import { type ExportRefusal, type OtlpExportOutcome, receiveOtlpExport } from "./otlp_export.ts";
+import {
+  type OtlpExportOutcome,
+  receiveOtlpExport,
+  REFUSALS,
+  retryAfterOf,
+} from "./otlp_export.ts";
 import { readyResponse, requestTooLarge } from "./query_app.ts";
 import { errorResponse, jsonResponse, textResponse } from "../http/responses.ts";
 
@@ -64,8 +69,8 @@ export function createIngestApp(deps: IngestAppDeps): (request: Request) => Prom
       return errorResponse(error, deps.logError);
     }
     if (!outcome.accepted) {
-      const { status, code } = HTTP_REFUSALS[outcome.refusal];
-      const retry = outcome.retryAfterSeconds;
+      const { http: status, code } = REFUSALS[outcome.refusal];
+      const retry = retryAfterOf(outcome);
       return jsonResponse(
         { error: { code, message: outcome.message } },
         status,
@@ -123,14 +128,3 @@ function metricsRefusal(request: Request, access: MetricsAccess): Response | nul
     { "www-authenticate": "Bearer" },
   );
 }
-
-/** The HTTP answer to each refusal (DESIGN §4). */
-const HTTP_REFUSALS: Record<ExportRefusal, { status: number; code: string }> = {
-  readOnly: { status: 503, code: "read_only" },
-  unauthenticated: { status: 401, code: "unauthenticated" },
-  keyStoreUnavailable: { status: 503, code: "keystoreUnavailable" },
-  unsupportedMediaType: { status: 415, code: "invalid_request" },
-  tooLarge: { status: 413, code: "invalid_request" },
-  undecodable: { status: 400, code: "invalid_request" },
-  storeUnavailable: { status: 503, code: "unavailable" },
-};

@@ -22,6 +22,7 @@ import type { TelemetryEvent } from "../ingest/types.ts";
 import type { KeyVerifier, TelemetryWriterApi } from "../store/stores.ts";
 import { bearerToken } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
+import type { GrpcStatusName } from "./grpc_status.ts";
 import { reportUnmapped } from "./unmapped.ts";
 
 /** What an export needs from the server. */
@@ -70,6 +71,41 @@ export type OtlpExportOutcome =
     /** When to try again, for refusals a retry can cure. */
     retryAfterSeconds?: number;
   };
+
+/**
+ * How each refusal is answered on each transport, from one table so that the
+ * two listeners cannot drift apart (as the OpenTelemetry Collector keeps one
+ * mapping from an error to its gRPC status and derives the HTTP answer): the
+ * HTTP status and error code, the gRPC status, and for the retryable ones the
+ * delay to ask for (HTTP `Retry-After`, gRPC `RetryInfo`) when the refusal
+ * brings none of its own.
+ */
+export const REFUSALS: Readonly<
+  Record<
+    ExportRefusal,
+    { http: number; code: string; grpc: GrpcStatusName; retryAfterSeconds?: number }
+  >
+> = {
+  readOnly: { http: 503, code: "read_only", grpc: "UNAVAILABLE", retryAfterSeconds: 30 },
+  unauthenticated: { http: 401, code: "unauthenticated", grpc: "UNAUTHENTICATED" },
+  keyStoreUnavailable: {
+    http: 503,
+    code: "keystoreUnavailable",
+    grpc: "UNAVAILABLE",
+    retryAfterSeconds: 5,
+  },
+  unsupportedMediaType: { http: 415, code: "invalid_request", grpc: "INVALID_ARGUMENT" },
+  tooLarge: { http: 413, code: "invalid_request", grpc: "RESOURCE_EXHAUSTED" },
+  undecodable: { http: 400, code: "invalid_request", grpc: "INVALID_ARGUMENT" },
+  storeUnavailable: { http: 503, code: "unavailable", grpc: "UNAVAILABLE", retryAfterSeconds: 1 },
+};
+
+/** The delay a refused export should wait before its retry, if it is retryable. */
+export function retryAfterOf(
+  outcome: { refusal: ExportRefusal; retryAfterSeconds?: number },
+): number | undefined {
+  return outcome.retryAfterSeconds ?? REFUSALS[outcome.refusal].retryAfterSeconds;
+}
 
 const REFUSAL_MESSAGES = {
   readOnly: "this node is read-only; send telemetry to the primary",

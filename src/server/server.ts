@@ -10,6 +10,7 @@ import type { ListenAddress, ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths } from "../store/sqlite/data_dir.ts";
 import { openStores } from "../store/open_stores.ts";
+import { type DataDirLock, lockDataDir } from "../store/data_dir_lock.ts";
 import type { KeyVerifier } from "../store/stores.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import { insightRoutes } from "../api/insights.ts";
@@ -76,6 +77,16 @@ export async function startServer(
 ): Promise<RunningServer> {
   setLogLevel(config.logLevel);
   const stores = await openStores(config);
+  // A read-only node writes nothing here (its directory may be read-only media).
+  let dataDirLock: DataDirLock | null = null;
+  if (!config.readOnly) {
+    try {
+      dataDirLock = await lockDataDir(config.dataDir);
+    } catch (error) {
+      await stores.close();
+      throw error;
+    }
+  }
   const keys = overrides.keys ? overrides.keys(stores.keys) : stores.keys;
   const { reader } = stores;
   const ingestActivity = new IngestActivity();
@@ -96,6 +107,7 @@ export async function startServer(
     });
   } catch (error) {
     await stores.close();
+    dataDirLock?.release();
     throw error;
   }
   const metrics = new ServiceMetrics();
@@ -118,7 +130,7 @@ export async function startServer(
   });
   const readiness = async () => {
     await stores.readiness();
-    analytics.checkReady();
+    await analytics.checkReady();
   };
   const queryApp = createQueryApp({
     keys,
@@ -189,6 +201,7 @@ export async function startServer(
     await retentionRun?.catch(() => {});
     await analytics.close();
     await stores.close();
+    dataDirLock?.release();
   };
   let urls: string[];
   try {

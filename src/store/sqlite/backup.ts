@@ -8,6 +8,7 @@
 import { dataPaths } from "./data_dir.ts";
 import { UserInputError } from "../../errors.ts";
 import { openDatabase } from "./database.ts";
+import { openDataFile } from "./file_checks.ts";
 
 const FILES = ["keys", "telemetry"] as const;
 
@@ -21,16 +22,20 @@ export function backupDataDir(dataDir: string, outDir: string): { files: string[
     }
     if (exists(to[name])) throw new UserInputError(`Backup target already exists: "${to[name]}"`);
   }
-  Deno.mkdirSync(outDir, { recursive: true });
+  // Both are opened before anything is written: a damaged one is one line, and no target.
+  const dbs: ReturnType<typeof openDatabase>[] = [];
   let bytes = 0;
-  for (const name of FILES) {
-    const db = openDatabase(from[name], { readOnly: true });
-    try {
-      db.prepare("VACUUM INTO ?").run(to[name]);
-    } finally {
-      db.close();
+  try {
+    for (const name of FILES) {
+      dbs.push(openDataFile(from[name], () => openDatabase(from[name], { readOnly: true })));
     }
-    bytes += Deno.statSync(to[name]).size;
+    Deno.mkdirSync(outDir, { recursive: true });
+    for (const [i, name] of FILES.entries()) {
+      openDataFile(from[name], () => dbs[i]!.prepare("VACUUM INTO ?").run(to[name]));
+      bytes += Deno.statSync(to[name]).size;
+    }
+  } finally {
+    for (const db of dbs) db.close();
   }
   return { files: FILES.map((name) => to[name]), bytes };
 }

@@ -10,6 +10,7 @@ import type { RetentionOptions } from "../stores.ts";
 import { migrate, openDatabase, requireMigrated } from "./database.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
 import { WriterThread } from "./writer_thread.ts";
+import { openDataFile } from "./file_checks.ts";
 
 /** The open stores of one data directory. */
 export interface DataDir {
@@ -46,7 +47,8 @@ export function dataPaths(dir: string) {
 /** Opens just the key store (admin commands). */
 export function openKeyStore(dir: string): KeyStore {
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return KeyStore.open(dataPaths(dir).keys);
+  const path = dataPaths(dir).keys;
+  return openDataFile(path, () => KeyStore.open(path));
 }
 
 /** Creates `telemetry.db` when missing and applies its migrations. */
@@ -68,8 +70,10 @@ export function openTelemetryWriter(
   options: { redactSecrets: boolean },
 ): { writer: TelemetryWriter; close(): void } {
   const path = dataPaths(dir).telemetry;
-  migrateTelemetry(path);
-  const db = openDatabase(path);
+  const db = openDataFile(path, () => {
+    migrateTelemetry(path);
+    return openDatabase(path);
+  });
   return { writer: new TelemetryWriter(db, options), close: () => db.close() };
 }
 

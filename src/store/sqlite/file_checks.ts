@@ -203,6 +203,24 @@ function fileSize(path: string): number | null {
   }
 }
 
+/**
+ * Runs `open` on the data file `path`, turning SQLite's refusal of it (not a
+ * database, malformed, not permitted) into one line naming the file: admin
+ * commands (`org list`, `key list`, `detect rescan`…) meet a damaged file as
+ * `serve` does, not as a stack trace.
+ */
+export function openDataFile<T>(path: string, open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (error instanceof UserInputError) throw error;
+    if ((error as { code?: unknown } | null)?.code !== "ERR_SQLITE_ERROR") throw error;
+    throw new DataFileError(
+      `Cannot use data file: "${path}" (${describe(error)}); ${hintFor(error)}`,
+    );
+  }
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message.split("\n")[0]! : String(error);
 }
