@@ -225,6 +225,35 @@ engineTest(
         (await server.getJson(`/v1/tool-calls?session_id=${session}&limit=500`, org.apiKey)).body
           .data.map((call: Json) => call.id).length;
       assert.ok(await names(child.session_id) > 0);
+      // A later spawn message naming another parent for the same child changes nothing.
+      const other = await fetch(`${server.ingestUrl}/v1/logs`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${org.ingestKey}` },
+        body: JSON.stringify({
+          resourceLogs: [{
+            resource: {
+              attributes: [{ key: "service.name", value: { stringValue: "codex_exec" } }],
+            },
+            scopeLogs: [{
+              scope: { name: "codex_otel.agent_communication" },
+              logRecords: [{
+                timeUnixNano: `${BigInt(Date.parse(String(child.last_seen))) * 1_000_000n}`,
+                body: { stringValue: "agent communication" },
+                attributes: [
+                  ["event.name", "codex.agent_communication"],
+                  ["kind", "spawn"],
+                  ["state", "send"],
+                  ["sender_thread_id", "someone-else"],
+                  ["receiver_thread_id", String(child.session_id)],
+                ].map(([key, value]) => ({ key, value: { stringValue: value } })),
+              }],
+            }],
+          }],
+        }),
+      });
+      assert.equal(other.status, 200, await other.text());
+      const relinked = (await server.getJson(`/v1/sessions/${child.session_id}`, org.apiKey)).body;
+      assert.equal(relinked.session.parent_session_id, parent.session_id, "the first parent wins");
       for (
         const [session, agent] of [[parent.session_id, "/root"], [
           child.session_id,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { generateExports } from "../src/demo/mod.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 import { loadScenario, T0 } from "./_scenario.ts";
+import { claudeExport, toolResult } from "./_otlp.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -105,7 +106,6 @@ engineTest(
   async (t) => {
     await using server = await startTestServer();
     const org = await server.createOrg();
-    const { claudeExport, toolResult } = await import("./_otlp.ts");
     const records = [];
     for (let i = 0; i < 23; i++) {
       // Pairs of sessions share a last_seen, so the tie-break by id is exercised.
@@ -310,3 +310,23 @@ async function walkSessions(server: TestServer, key: string, filters: string) {
     cursor = body.next_cursor;
   }
 }
+
+engineTest(
+  "a session's calls of one millisecond are listed in the order they were reported",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    // Gemini CLI logs a batch of parallel calls at one time and with no call id.
+    const tools = Array.from({ length: 12 }, (_, i) => `tool_${String(i).padStart(2, "0")}`);
+    const response = await server.ingest(
+      "/v1/logs",
+      claudeExport(
+        tools.map((tool) => toolResult({ session: "burst", id: tool, tool, timeMs: T0 })),
+      ),
+      org.ingestKey,
+    );
+    assert.equal(response.status, 200, await response.text());
+    const { body } = await server.getJson("/v1/sessions/burst", org.apiKey);
+    assert.deepEqual(body.tool_calls.map((c: { tool_name: string }) => c.tool_name), tools);
+  },
+);

@@ -258,6 +258,18 @@ Deno.test("identifiers and keys over 256 bytes reject the record; 256 bytes pass
       reason: /^model too long/,
     },
     {
+      // A Codex spawn message names the parent thread: capped as every id.
+      name: "parent session id",
+      record: claudeEvent("codex.agent_communication", T0, {
+        kind: "spawn",
+        state: "send",
+        "sender_thread_id": long,
+        "receiver_thread_id": "child",
+      }),
+      service: "codex_exec",
+      reason: /^parent session id too long/,
+    },
+    {
       name: "a session id of 86 three-byte characters (258 bytes)",
       record: call({ "session.id": "€".repeat(86) }),
       reason: /^session id too long: 258 bytes/,

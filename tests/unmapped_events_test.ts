@@ -101,3 +101,38 @@ engineTest("unmapped events are counted per organization, agent, version and act
   assert.equal(anonymous.status, 401);
   await anonymous.body?.cancel();
 });
+
+engineTest(
+  "an organization keeps at most 1,000 unmapped-event rows; existing ones still count",
+  async () => {
+    await using server = await startTestServer();
+    const org = await server.createOrg();
+    const exportOf = (names: string[]) => ({
+      resourceLogs: [{
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "acme-agent" } }] },
+        scopeLogs: [{
+          scope: { name: "acme" },
+          logRecords: names.map((name) => claudeEvent(name, Date.now(), { "session.id": "x" })),
+        }],
+      }],
+    });
+    const names = Array.from(
+      { length: 1001 },
+      (_, i) => `acme.event_${String(i).padStart(4, "0")}`,
+    );
+    for (const body of [exportOf(names.slice(0, 999)), exportOf(names.slice(999))]) {
+      const response = await server.ingest("/v1/logs", body, org.ingestKey);
+      assert.equal(response.status, 200, await response.text());
+    }
+    let rows = await unmapped(server, org);
+    assert.equal(rows.length, 1000, "the 1,001st key is not added");
+    assert.ok(
+      !rows.some((r) => r.event_name === names[1000]),
+    );
+    // A key already stored still counts once the bound is reached.
+    const again = await server.ingest("/v1/logs", exportOf([names[0]!]), org.ingestKey);
+    assert.equal(again.status, 200, await again.text());
+    rows = await unmapped(server, org);
+    assert.equal(rows.find((r) => r.event_name === names[0])!.records, 2);
+  },
+);

@@ -21,6 +21,15 @@ export interface ExpectedToolCall {
   present?: string[];
 }
 
+/** Fields of a call refused before it ran: no success either way, no duration, no result. */
+export const REJECTED = {
+  outcome: "rejected",
+  success: null,
+  "duration_ms": null,
+  "result_size_bytes": null,
+  decision: "reject",
+};
+
 /** A session's expected view. */
 export interface ExpectedSession {
   /** Session fields (spec 2.3) that must be equal. */

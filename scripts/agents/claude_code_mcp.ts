@@ -24,25 +24,18 @@
  * @module
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import type {
-  AgentScenario,
-  ExpectedRun,
-  ExpectedToolCall,
-  RunContext,
-  Variant,
-} from "./_scenario.ts";
 import {
-  CLAUDE_COST_PER_CALL,
-  CLAUDE_MODEL,
-  CLAUDE_USAGE,
-  clientEnv,
-  sse,
-  TRACES,
-} from "./claude_code.ts";
-
-/** The stdio MCP server (`tickets`), run with `node`. */
-const MCP_SERVER = fileURLToPath(new URL("./_mcp_server.mjs", import.meta.url));
+  CLAUDE_PACKAGE,
+  claudeDirs,
+  JSON_AND_TRACES_VARIANTS,
+  runClaude,
+} from "./_claude_client.ts";
+import { ACCEPTED, ClaudeView, OK, SHELL_FAILED } from "./_claude_expected.ts";
+import { bash, type ClaudeScript, type ScriptedCall, startClaudeMock } from "./_claude_mock.ts";
+import { ClientRuns } from "./_client.ts";
+import { MCP_SERVER_NAME, MCP_SERVER_PATH } from "./_mcp.ts";
+import { REJECTED } from "./_scenario.ts";
+import type { AgentScenario, ExpectedRun, RunContext, Variant } from "./_scenario.ts";
 
 /** The prompt of `claude -p`: marks the main conversation. */
 const MAIN_PROMPT = "Run the MCP harness scenario.";
@@ -54,14 +47,10 @@ const SUBAGENT_TOOLS = ["Agent", "Task"];
 const FINAL_TEXT = "MCP harness scenario done.";
 const SUBAGENT_TEXT = "The directory does not exist.";
 
-interface ScriptedCall {
-  id: string;
-  /** The tool's name; `subagent` is the client's Agent/Task tool. */
-  name: string;
-  input: (project: string) => Record<string, unknown>;
-}
-
-/** One assistant turn: its tool calls (several run in parallel). */
+/**
+ * One assistant turn: its tool calls (several run in parallel). A call named
+ * `subagent` is sent as the client's Agent/Task tool.
+ */
 type Turn = ScriptedCall[];
 
 const LOOKUP: ScriptedCall = {
@@ -79,11 +68,7 @@ const READ: ScriptedCall = {
   name: "Read",
   input: (project) => ({ "file_path": join(project, "notes.txt") }),
 };
-const ECHO: ScriptedCall = {
-  id: "toolu_01ParallelBashEcho004",
-  name: "Bash",
-  input: () => ({ command: "echo parallel-ok", description: "Print a marker" }),
-};
+const ECHO = bash("toolu_01ParallelBashEcho004", "echo parallel-ok", "Print a marker");
 const SUBAGENT: ScriptedCall = {
   id: "toolu_01SubagentTaskCall0005",
   name: "subagent",
@@ -93,253 +78,76 @@ const SUBAGENT: ScriptedCall = {
     "subagent_type": "general-purpose",
   }),
 };
-const DEPLOY: ScriptedCall = {
-  id: "toolu_01HookBlockedDeploy006",
-  name: "Bash",
-  input: () => ({ command: "./deploy.sh", description: "Deploy" }),
-};
+const DEPLOY = bash("toolu_01HookBlockedDeploy006", "./deploy.sh", "Deploy");
 /** The subagent's one call. */
-const LS: ScriptedCall = {
-  id: "toolu_01SubagentLsMissing007",
-  name: "Bash",
-  input: () => ({ command: "ls /nonexistent-harness-dir", description: "List a directory" }),
-};
+const LS = bash("toolu_01SubagentLsMissing007", "ls /nonexistent-harness-dir", "List a directory");
 
 /** The main conversation's turns, then {@link FINAL_TEXT}. */
 const MAIN_SCRIPT: Turn[] = [[LOOKUP], [FAIL], [READ, ECHO], [SUBAGENT], [DEPLOY]];
 /** The subagent conversation's turns, then {@link SUBAGENT_TEXT}. */
 const SUBAGENT_SCRIPT: Turn[] = [[LS]];
 
-interface Block {
-  type: string;
-  text?: string;
-  id?: string;
-  name?: string;
-  "tool_use_id"?: string;
-  content?: string | Block[];
-  "is_error"?: boolean;
-}
-
-export interface Message {
-  role: string;
-  content: string | Block[];
-}
-
-export interface MessagesRequest {
-  model: string;
-  stream?: boolean;
-  tools?: { name: string; "input_schema"?: unknown }[];
-  messages: Message[];
-}
-
-export function messageText(message: Message | undefined): string {
-  if (message === undefined) return "";
-  if (typeof message.content === "string") return message.content;
-  return message.content.map((block) => block.text ?? "").join("\n");
-}
-
-/** The tool_use ids the assistant already sent in this conversation. */
-export function toolUseIds(messages: Message[]): Set<string> {
-  const ids = new Set<string>();
-  for (const message of messages) {
-    if (message.role !== "assistant" || typeof message.content === "string") continue;
-    for (const block of message.content) {
-      if (block.type === "tool_use" && block.id !== undefined) ids.add(block.id);
-    }
-  }
-  return ids;
-}
-
-/** The tool results of the conversation's last message, one line each, for diagnosis. */
-export function lastToolResults(messages: Message[]): string[] {
-  const last = messages.at(-1);
-  if (last === undefined || typeof last.content === "string") return [];
-  return last.content.filter((block) => block.type === "tool_result").map((block) => {
-    const content = typeof block.content === "string"
-      ? block.content
-      : (block.content ?? []).map((part) => part.text ?? `[${part.type}]`).join(" ");
-    return `  result ${block.tool_use_id}${block.is_error ? " (error)" : ""}: ${
-      content.slice(0, 300).replaceAll("\n", "\\n")
-    }`;
-  });
-}
-
 /** The first turn whose calls are not all in the conversation yet (`script.length`: the answer). */
-function nextTurn(script: Turn[], messages: Message[]): number {
-  const ids = toolUseIds(messages);
-  const step = script.findIndex((turn) => !turn.every((call) => ids.has(call.id)));
+function nextTurn(script: Turn[], toolUseIds: Set<string>): number {
+  const step = script.findIndex((turn) => !turn.every((call) => toolUseIds.has(call.id)));
   return step === -1 ? script.length : step;
 }
 
-/** The client's subagent tool: its name, and whether it takes `run_in_background`. */
-interface SubagentTool {
-  name: string;
-  hasBackgroundOption: boolean;
-}
-
-/** The streamed answer for one turn: its tool calls, or `text`. */
-function streamedTurn(
-  label: string,
-  turn: Turn | undefined,
-  text: string,
-  project: string,
-  model: string,
-  subagent: SubagentTool,
-): string {
-  const message = {
-    id: `msg_harness_${label}`,
-    type: "message",
-    role: "assistant",
-    model,
-    content: [],
-    "stop_reason": null,
-    "stop_sequence": null,
-    usage: { ...CLAUDE_USAGE, "output_tokens": 1 },
-  };
-  const events: [string, unknown][] = [["message_start", { type: "message_start", message }]];
-  const blocks = turn ?? [];
-  if (blocks.length > 0) {
-    for (const [index, call] of blocks.entries()) {
-      const isSubagent = call.name === "subagent";
-      const name = isSubagent ? subagent.name : call.name;
-      // Recent releases start agents in the background unless told otherwise.
-      const input = isSubagent && subagent.hasBackgroundOption
-        ? { ...call.input(project), "run_in_background": false }
-        : call.input(project);
-      events.push(
-        ["content_block_start", {
-          type: "content_block_start",
-          index,
-          "content_block": { type: "tool_use", id: call.id, name, input: {} },
-        }],
-        ["content_block_delta", {
-          type: "content_block_delta",
-          index,
-          delta: { type: "input_json_delta", "partial_json": JSON.stringify(input) },
-        }],
-        ["content_block_stop", { type: "content_block_stop", index }],
+/**
+ * The main conversation starts with {@link MAIN_PROMPT}, the subagent's with
+ * {@link SUBAGENT_PROMPT}; any other request (a side query) gets the closing
+ * text. The scripted `subagent` call is sent as the tool the client offers.
+ */
+function scriptedAnswers(): ClaudeScript {
+  let loggedTools = false;
+  return ({ body, userTexts, toolUseIds }) => {
+    const first = userTexts[0] ?? "";
+    const tools = (body.tools ?? []).map((t) => t.name);
+    const conversation = tools.length === 0
+      ? "side"
+      : first.includes(SUBAGENT_PROMPT)
+      ? "subagent"
+      : first.includes(MAIN_PROMPT)
+      ? "main"
+      : "side";
+    const script = conversation === "main"
+      ? MAIN_SCRIPT
+      : conversation === "subagent"
+      ? SUBAGENT_SCRIPT
+      : [];
+    const step = nextTurn(script, toolUseIds);
+    const subagentName = SUBAGENT_TOOLS.find((name) => tools.includes(name)) ?? "Task";
+    const agentTool = body.tools?.find((t) => t.name === subagentName);
+    // Recent releases start agents in the background unless told otherwise.
+    const inBackground = JSON.stringify(agentTool?.input_schema ?? {}).includes(
+      '"run_in_background"',
+    );
+    const calls = (script[step] ?? []).map((call): ScriptedCall =>
+      call.name !== "subagent" ? call : {
+        id: call.id,
+        name: subagentName,
+        input: inBackground
+          ? (project) => ({ ...call.input(project), "run_in_background": false })
+          : call.input,
+      }
+    );
+    const notes: string[] = [];
+    if (conversation === "main" && !loggedTools) {
+      loggedTools = true;
+      notes.push(
+        `  tools: ${tools.join(", ")}`,
+        `  ${subagentName} schema: ${JSON.stringify(agentTool?.input_schema)}`,
       );
     }
-  } else {
-    events.push(
-      ["content_block_start", {
-        type: "content_block_start",
-        index: 0,
-        "content_block": { type: "text", text: "" },
-      }],
-      ["content_block_delta", {
-        type: "content_block_delta",
-        index: 0,
-        delta: { type: "text_delta", text },
-      }],
-      ["content_block_stop", { type: "content_block_stop", index: 0 }],
-    );
-  }
-  events.push(
-    ["message_delta", {
-      type: "message_delta",
-      delta: { "stop_reason": blocks.length > 0 ? "tool_use" : "end_turn", "stop_sequence": null },
-      usage: CLAUDE_USAGE,
-    }],
-    ["message_stop", { type: "message_stop" }],
-  );
-  return sse(events);
-}
-
-interface MockModel extends AsyncDisposable {
-  url: string;
-  /** One line per request the client made, for diagnosis. */
-  log: string[];
-  /** Requests answered per conversation: `main`, `subagent`, `side`. */
-  counts: Record<string, number>;
-}
-
-/**
- * The scripted Messages API. The main conversation starts with
- * {@link MAIN_PROMPT}, the subagent's with {@link SUBAGENT_PROMPT}; any other
- * request (a side query) gets a plain text answer with the same usage.
- */
-async function startMockModel(project: string): Promise<MockModel> {
-  const log: string[] = [];
-  const counts: Record<string, number> = { main: 0, subagent: 0, side: 0 };
-  let served = 0;
-  let loggedTools = false;
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: resolve },
-    async (request) => {
-      const url = new URL(request.url);
-      if (request.method !== "POST" || url.pathname !== "/v1/messages") {
-        log.push(`${request.method} ${url.pathname} -> 404`);
-        await request.body?.cancel();
-        return Response.json({ type: "error", error: { type: "not_found_error" } }, {
-          status: 404,
-        });
-      }
-      const body = await request.json() as MessagesRequest;
-      const requestId = `req_harness_${String(served++).padStart(3, "0")}`;
-      const first = messageText(body.messages.find((m) => m.role === "user"));
-      const tools = (body.tools ?? []).map((t) => t.name);
-      const conversation = tools.length === 0
-        ? "side"
-        : first.includes(SUBAGENT_PROMPT)
-        ? "subagent"
-        : first.includes(MAIN_PROMPT)
-        ? "main"
-        : "side";
-      counts[conversation] = (counts[conversation] ?? 0) + 1;
-      const script = conversation === "main"
-        ? MAIN_SCRIPT
-        : conversation === "subagent"
-        ? SUBAGENT_SCRIPT
-        : [];
-      const step = nextTurn(script, body.messages);
-      const subagentName = SUBAGENT_TOOLS.find((name) => tools.includes(name)) ?? "Task";
-      const agentTool = body.tools?.find((t) => t.name === subagentName);
-      const subagent: SubagentTool = {
-        name: subagentName,
-        hasBackgroundOption: JSON.stringify(agentTool?.input_schema ?? {}).includes(
-          '"run_in_background"',
-        ),
-      };
-      log.push(
-        `POST /v1/messages ${requestId} ${conversation} model=${body.model} stream=${
-          body.stream ?? false
-        } tools=${tools.length} messages=${body.messages.length} step=${step}`,
-      );
-      log.push(...lastToolResults(body.messages));
-      if (conversation === "main" && !loggedTools) {
-        loggedTools = true;
-        log.push(`  tools: ${tools.join(", ")}`);
-        log.push(`  ${subagentName} schema: ${JSON.stringify(agentTool?.input_schema)}`);
-      }
-      const headers = { "request-id": requestId };
-      const text = conversation === "subagent" ? SUBAGENT_TEXT : FINAL_TEXT;
-      if (body.stream) {
-        const label = `${conversation}_${String(step).padStart(2, "0")}`;
-        return new Response(
-          streamedTurn(label, script[step], text, project, body.model, subagent),
-          { headers: { ...headers, "content-type": "text/event-stream" } },
-        );
-      }
-      return Response.json({
-        id: `msg_harness_side_${requestId}`,
-        type: "message",
-        role: "assistant",
-        model: body.model,
-        content: [{ type: "text", text: FINAL_TEXT }],
-        "stop_reason": "end_turn",
-        "stop_sequence": null,
-        usage: CLAUDE_USAGE,
-      }, { headers });
-    },
-  );
-  const addr = await promise;
-  return {
-    url: `http://127.0.0.1:${addr.port}`,
-    log,
-    counts,
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    return {
+      conversation,
+      note: `step=${step}`,
+      messageId: `msg_harness_${conversation}_${String(step).padStart(2, "0")}`,
+      calls,
+      text: conversation === "subagent" ? SUBAGENT_TEXT : FINAL_TEXT,
+      sideText: FINAL_TEXT,
+      notes,
+    };
   };
 }
 
@@ -377,214 +185,107 @@ function settings(hookPath: string) {
   };
 }
 
-const PROTOBUF = { OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" };
-
-/** The variants: JSON logs and metrics, and protobuf with the beta traces on. */
-const VARIANTS: Variant[] = [
-  { name: "http-json", env: { OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } },
-  { name: "http-protobuf-traces", env: { ...PROTOBUF, ...TRACES } },
-];
-
 async function run(context: RunContext): Promise<void> {
-  const home = join(context.workDir, "home");
-  const project = join(context.workDir, "project");
-  await Deno.mkdir(join(home, ".claude", "hooks"), { recursive: true });
-  await Deno.mkdir(project, { recursive: true });
-  const hookPath = join(home, ".claude", "hooks", "block_deploy.mjs");
+  const hookPath = join(context.workDir, "home", ".claude", "hooks", "block_deploy.mjs");
+  const dirs = await claudeDirs(context.workDir, settings(hookPath));
+  await Deno.mkdir(join(dirs.home, ".claude", "hooks"));
   await Deno.writeTextFile(hookPath, HOOK_SCRIPT);
-  await Deno.writeTextFile(
-    join(home, ".claude", "settings.json"),
-    JSON.stringify(settings(hookPath)),
-  );
   const mcpConfig = join(context.workDir, "mcp.json");
   await Deno.writeTextFile(
     mcpConfig,
     JSON.stringify({
-      mcpServers: { tickets: { type: "stdio", command: "node", args: [MCP_SERVER] } },
+      mcpServers: {
+        [MCP_SERVER_NAME]: { type: "stdio", command: "node", args: [MCP_SERVER_PATH] },
+      },
     }),
   );
-  await Deno.writeTextFile(join(project, "notes.txt"), "harness notes\n");
-  await Deno.writeTextFile(join(project, "deploy.sh"), "#!/bin/sh\necho deployed\n", {
+  await Deno.writeTextFile(join(dirs.project, "notes.txt"), "harness notes\n");
+  await Deno.writeTextFile(join(dirs.project, "deploy.sh"), "#!/bin/sh\necho deployed\n", {
     mode: 0o755,
   });
-  await using model = await startMockModel(project);
-  const output = await new Deno.Command(
-    join(context.installDir, "node_modules", ".bin", "claude"),
-    {
-      args: [
-        "-p",
-        MAIN_PROMPT,
-        "--model",
-        CLAUDE_MODEL,
-        "--output-format",
-        "json",
-        "--mcp-config",
-        mcpConfig,
-      ],
-      cwd: project,
-      env: clientEnv(context, home, model.url),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    },
-  ).output();
-  const decoder = new TextDecoder();
-  const stdout = decoder.decode(output.stdout);
-  const finished = stdout.includes(FINAL_TEXT);
-  if (!output.success || !finished || Deno.env.get("AGENT_HARNESS_VERBOSE") === "1") {
-    const detail = [
-      `claude exited ${output.code}`,
-      `model requests (${JSON.stringify(model.counts)}):\n  ${model.log.join("\n  ")}`,
-      `stdout: ${stdout.slice(0, 4000)}`,
-      `stderr: ${decoder.decode(output.stderr).slice(0, 4000)}`,
-    ].join("\n");
-    if (!output.success || !finished) throw new Error(detail);
-    // deno-lint-ignore no-console
-    console.error(detail);
-  }
+  await using model = await startClaudeMock(dirs.project, scriptedAnswers());
+  const runs = new ClientRuns(model);
+  await runClaude(runs, context, { ...dirs, modelUrl: model.url }, MAIN_PROMPT, FINAL_TEXT, [
+    "--mcp-config",
+    mcpConfig,
+  ]);
+  runs.report();
 }
 
 /** What the API must show for one run of `version` (the target mapping, see the module doc). */
 function expected(variant: Variant, version: string): ExpectedRun {
-  const traced = variant.env.OTEL_TRACES_EXPORTER === "otlp";
+  const view = new ClaudeView(variant, version);
   // A subagent's calls name it by its id (made up per run); the main agent's name none.
-  const call = (
-    fields: Record<string, unknown>,
-    more: Omit<ExpectedToolCall, "fields"> = {},
-    subagent = false,
-  ): ExpectedToolCall => ({
-    fields: {
-      "agent_system": "claude-code",
-      "agent_version": version,
-      "os_type": "linux",
-      ...(traced ? {} : { "trace_id": null, "span_id": null }),
-      ...(subagent ? {} : { "agent_name": null }),
-      ...fields,
-    },
-    present: [...(traced ? ["trace_id", "span_id"] : []), ...(subagent ? ["agent_name"] : [])],
-    ...more,
-  });
-  const accepted = { decision: "accept", "decision_source": "user_permanent" };
-  const ok = { outcome: "ok", success: true, ...accepted };
+  const call = (fields: Record<string, unknown>, inArguments: string) =>
+    view.call({ "agent_name": null, ...fields }, {
+      argumentsContain: [inArguments],
+      flags: [],
+    });
+  const subagentCall = (fields: Record<string, unknown>, inArguments: string) => {
+    const expected = view.call(fields, { argumentsContain: [inArguments], flags: [] });
+    return { ...expected, present: [...expected.present ?? [], "agent_name"] };
+  };
   // `mcp_server_scope` is `dynamic` for a server given with `--mcp-config`.
-  const mcp = {
+  const mcp = (scripted: ScriptedCall) => ({
+    "tool_name": scripted.name,
     "tool_type": "mcp",
     category: "mcp",
-    "mcp_server_name": "tickets",
+    "tool_use_id": scripted.id,
+    "mcp_server_name": MCP_SERVER_NAME,
     "mcp_server_scope": "dynamic",
-  };
-  const toolCalls: ExpectedToolCall[] = [
-    call({
-      ...ok,
-      ...mcp,
-      "tool_name": LOOKUP.name,
-      "tool_use_id": LOOKUP.id,
-    }, { argumentsContain: ["T-42"], flags: [] }),
+  });
+  const builtin = (scripted: ScriptedCall, category: string) => ({
+    "tool_name": scripted.name,
+    "tool_type": "builtin",
+    category,
+    "tool_use_id": scripted.id,
+  });
+  const toolCalls = [
+    call({ ...OK, ...mcp(LOOKUP) }, "T-42"),
     call({
       outcome: "error",
       success: false,
-      ...accepted,
-      ...mcp,
-      "tool_name": FAIL.name,
-      "tool_use_id": FAIL.id,
+      ...ACCEPTED,
+      ...mcp(FAIL),
       "error_message": "ticket T-7 is locked",
       "error_type": "McpToolCallError",
-    }, { argumentsContain: ["T-7"], flags: [] }),
-    call({
-      ...ok,
-      "tool_name": "Read",
-      "tool_type": "builtin",
-      category: "file_read",
-      "tool_use_id": READ.id,
-    }, { argumentsContain: ["notes.txt"], flags: [] }),
-    call({
-      ...ok,
-      "tool_name": "Bash",
-      "tool_type": "builtin",
-      category: "code_exec",
-      "tool_use_id": ECHO.id,
-      "result_size_bytes": "parallel-ok".length,
-    }, { argumentsContain: ["echo parallel-ok"], flags: [] }),
-    // The subagent's call ends before the subagent tool's own result.
+    }, "T-7"),
+    call({ ...OK, ...builtin(READ, "file_read") }, "notes.txt"),
     call(
-      {
-        outcome: "error",
-        success: false,
-        ...accepted,
-        "tool_name": "Bash",
-        "tool_type": "builtin",
-        category: "code_exec",
-        "tool_use_id": LS.id,
-        "error_message": "Shell command failed",
-        "error_type": "ShellError",
-      },
-      { argumentsContain: ["ls /nonexistent-harness-dir"], flags: [] },
-      true,
+      { ...OK, ...builtin(ECHO, "code_exec"), "result_size_bytes": "parallel-ok".length },
+      "echo parallel-ok",
+    ),
+    // The subagent's call ends before the subagent tool's own result.
+    subagentCall(
+      { ...SHELL_FAILED, ...ACCEPTED, ...builtin(LS, "code_exec") },
+      "ls /nonexistent-harness-dir",
     ),
     // The subagent tool (`Agent` in 2.1.330 and 2.1.332) needs no permission: accept / `config`.
-    call({
-      outcome: "ok",
-      success: true,
-      decision: "accept",
-      "decision_source": "config",
-      "tool_name": "Agent",
-      "tool_type": "builtin",
-      category: "other",
-      "tool_use_id": SUBAGENT.id,
-    }, { argumentsContain: ["general-purpose"], flags: [] }),
+    call(
+      { ...OK, "decision_source": "config", ...builtin(SUBAGENT, "other"), "tool_name": "Agent" },
+      "general-purpose",
+    ),
     // The PreToolUse hook blocks it: a `tool_decision` reject / `hook` and no `tool_result`.
-    call({
-      outcome: "rejected",
-      success: null,
-      "duration_ms": null,
-      "result_size_bytes": null,
-      decision: "reject",
-      "decision_source": "hook",
-      "tool_name": "Bash",
-      "tool_type": "builtin",
-      category: "code_exec",
-      "tool_use_id": DEPLOY.id,
-    }, { argumentsContain: ["./deploy.sh"], flags: [] }),
+    call(
+      { ...REJECTED, "decision_source": "hook", ...builtin(DEPLOY, "code_exec") },
+      "./deploy.sh",
+    ),
   ];
-  // Main: one request per turn and the answer; subagent: one per turn and its answer.
-  const modelCalls = MAIN_SCRIPT.length + 1 + SUBAGENT_SCRIPT.length + 1;
-  return {
-    agentSystem: "claude-code",
-    sessions: [{
-      fields: {
-        "agent_system": "claude-code",
-        "agent_version": version,
-        "tool_call_count": toolCalls.length,
-        "success_count": 4,
-        "error_count": 2,
-        "cost_usd": round(modelCalls * CLAUDE_COST_PER_CALL),
-      },
-      toolCalls,
-      domains: [],
-    }],
-    cost: [{
-      "provider_name": "anthropic",
-      model: CLAUDE_MODEL,
-      "call_count": modelCalls,
-      "input_tokens": modelCalls * CLAUDE_USAGE.input_tokens,
-      "output_tokens": modelCalls * CLAUDE_USAGE.output_tokens,
-      "cost_usd": round(modelCalls * CLAUDE_COST_PER_CALL),
-    }],
-  };
-}
-
-function round(usd: number): number {
-  return Math.round(usd * 1e9) / 1e9;
+  return view.run({ toolCalls, domains: [] }, {
+    successes: 4,
+    errors: 2,
+    // Main: one request per turn and the answer; subagent: one per turn and its answer.
+    modelCalls: MAIN_SCRIPT.length + 1 + SUBAGENT_SCRIPT.length + 1,
+  });
 }
 
 /** Claude Code `version` with MCP tools, parallel calls, a subagent and a hook. */
 export function claudeCodeMcpAt(version: string): AgentScenario {
   return {
     agent: "claude-code-mcp",
-    npmPackage: "@anthropic-ai/claude-code",
+    npmPackage: CLAUDE_PACKAGE,
     version,
-    variants: VARIANTS,
+    variants: JSON_AND_TRACES_VARIANTS,
     run,
     expected: (variant) => expected(variant, version),
   };

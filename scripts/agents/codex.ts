@@ -7,19 +7,20 @@
  * @module
  */
 import { join } from "node:path";
+import { ClientRuns } from "./_client.ts";
+import {
+  CODEX_MODEL,
+  CODEX_PACKAGE,
+  CODEX_VARIANTS,
+  prepareCodex,
+  runCodex,
+} from "./_codex_client.ts";
+import { approvedCall, codexCallFields, codexRun } from "./_codex_expected.ts";
+import { assistantMessage, CODEX_USAGE, type CodexScript, startCodexMock } from "./_codex_mock.ts";
+import { REJECTED } from "./_scenario.ts";
 import type { AgentScenario, ExpectedRun, RunContext, Variant } from "./_scenario.ts";
 
-const NPM_PACKAGE = "@openai/codex";
 const VERSION = "0.169.0";
-/**
- * A model in Codex's bundled catalogue, so the client offers its usual tools
- * (`exec_command` and the freeform `apply_patch`) instead of fallback ones.
- */
-export const MODEL = "gpt-5.5";
-/** The custom model provider's id in `config.toml`. */
-const PROVIDER = "mock";
-/** Codex's `service.name` when run as `codex exec` (its originator). */
-export const AGENT_SYSTEM = "codex_exec";
 
 /** A made-up GitHub token: `ghp_` and 36 characters. Never a real credential. */
 const FAKE_GITHUB_TOKEN = "ghp_" + "Zq8Lm3Vt7Rw2Nx5Kb9Hd4Fj6Gs1Pc0Ya8Ue3";
@@ -63,97 +64,40 @@ const SCRIPT: readonly ScriptedCall[] = [
   },
 ];
 
-/**
- * Token usage the mock reports on every response. OpenAI semantics: input
- * includes the cached tokens and output includes the reasoning tokens.
- */
-const USAGE = { input: 3000, cached: 2048, output: 120, reasoning: 40 };
 /** One response per scripted call, then the final answer. */
 const RESPONSES = SCRIPT.length + 1;
 
 /** What the mock model makes one run do, for tests that check what Codex reported of it. */
 export const codexScript = {
-  model: MODEL,
+  model: CODEX_MODEL,
   calls: SCRIPT,
-  usage: USAGE,
+  usage: CODEX_USAGE,
   /** Model requests in the run's one turn. */
   responses: RESPONSES,
 } as const;
 
-/** `[otel]` exporter protocol per variant. */
-export const PROTOCOLS: Record<string, "binary" | "json"> = {
-  "http-protobuf": "binary",
-  "http-json": "json",
-};
-
 /** Codex CLI 0.169.0 over OTLP/HTTP logs, protobuf and JSON. */
 export const codexScenario: AgentScenario = {
   agent: "codex",
-  npmPackage: NPM_PACKAGE,
+  npmPackage: CODEX_PACKAGE,
   version: VERSION,
-  variants: Object.keys(PROTOCOLS).map((name) => ({ name, env: {} })),
-  run: runCodex,
+  variants: CODEX_VARIANTS,
+  run: runCodexScript,
   expected: expectedRun,
 };
 
-async function runCodex(context: RunContext): Promise<void> {
-  const protocol = PROTOCOLS[context.variant.name];
-  if (protocol === undefined) {
-    throw new Error(`Unknown Codex variant: ${JSON.stringify(context.variant.name)}`);
-  }
-  await using model = await startMockResponses();
-  const home = join(context.workDir, "home");
-  const codexHome = join(context.workDir, "codex-home");
-  const project = join(context.workDir, "project");
-  for (const dir of [home, join(codexHome, "rules"), project]) {
-    await Deno.mkdir(dir, { recursive: true });
-  }
-  await Deno.writeTextFile(join(project, "notes.txt"), "remember the milk\n");
-  await Deno.writeTextFile(
-    join(codexHome, "config.toml"),
-    codexConfig(model.url, context.otlpHttpUrl, context.authorization, protocol),
-  );
-  await Deno.writeTextFile(join(codexHome, "rules", "default.rules"), EXEC_POLICY);
-
-  const codex = join(context.installDir, "node_modules", ".bin", "codex");
-  const output = await new Deno.Command(codex, {
-    args: [
-      "exec",
-      "--skip-git-repo-check",
-      "--ephemeral",
-      "--color",
-      "never",
-      "--cd",
-      project,
-      "Run the scripted steps.",
-    ],
-    cwd: project,
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: home,
-      CODEX_HOME: codexHome,
-      MOCK_MODEL_API_KEY: "sk-mock-not-a-real-key",
-      LANG: "C.UTF-8",
-      ...context.variant.env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  if (!output.success) {
-    throw new Error(
-      `codex exec exited with ${output.code}: ${text(output.stderr).slice(-2000)}`,
-    );
-  }
+async function runCodexScript(context: RunContext): Promise<void> {
+  await using model = await startCodexMock(answer);
+  const dirs = await prepareCodex(context, model.url);
+  await Deno.mkdir(join(dirs.codexHome, "rules"));
+  await Deno.writeTextFile(join(dirs.codexHome, "rules", "default.rules"), EXEC_POLICY);
+  await Deno.writeTextFile(join(dirs.project, "notes.txt"), "remember the milk\n");
+  const runs = new ClientRuns(model);
+  await runCodex(runs, context, dirs, ["Run the scripted steps."], { ephemeral: true });
   if (model.answered() !== RESPONSES) {
-    throw new Error(
-      `Codex made ${model.answered()} model requests, ${RESPONSES} scripted: ${
-        text(output.stderr).slice(-2000)
-      }`,
-    );
+    throw runs.failure(`Codex made ${model.answered()} model requests, ${RESPONSES} scripted`);
   }
+  runs.report();
 }
 
 /**
@@ -168,151 +112,46 @@ const EXEC_POLICY = `prefix_rule(
 prefix_rule(pattern = ["rm"], decision = "prompt")
 `;
 
-export function codexConfig(
-  modelUrl: string,
-  otlpUrl: string,
-  authorization: string,
-  protocol: "binary" | "json",
-): string {
-  const q = JSON.stringify;
-  // Each exporter posts to its endpoint as written: Codex appends no signal path.
-  const otlpHttp = (path: string) =>
-    `{ otlp-http = { endpoint = ${q(otlpUrl + path)}, protocol = ${
-      q(protocol)
-    }, headers = { "Authorization" = ${q(authorization)} } } }`;
-  return `model = ${q(MODEL)}
-model_provider = ${q(PROVIDER)}
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.${PROVIDER}]
-name = "Mock Responses API"
-base_url = ${q(modelUrl + "/v1")}
-wire_api = "responses"
-env_key = "MOCK_MODEL_API_KEY"
-
-[otel]
-environment = "agents-harness"
-log_user_prompt = false
-exporter = ${otlpHttp("/v1/logs")}
-metrics_exporter = ${otlpHttp("/v1/metrics")}
-`;
-}
-
-/** A running mock model. */
-interface MockResponses extends AsyncDisposable {
-  url: string;
-  /** Responses requests answered so far. */
-  answered(): number;
-}
-
 /**
- * A scripted OpenAI Responses API: each `POST /v1/responses` gets the next
- * step, chosen by how many tool outputs the request already carries (so a
- * retried request gets the same answer). Anything else (Codex also posts
- * turn costs) gets `{}`.
+ * Each request gets the next step, chosen by how many tool outputs it already
+ * carries (so a retried request gets the same answer).
  */
-async function startMockResponses(): Promise<MockResponses> {
-  let answered = 0;
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: resolve },
-    async (request) => {
-      const url = new URL(request.url);
-      const body = await request.text();
-      if (request.method !== "POST" || !url.pathname.endsWith("/responses")) {
-        return Response.json({});
-      }
-      const input = (JSON.parse(body) as { input?: { type?: string }[] }).input ?? [];
-      const step =
-        input.filter((item) =>
-          item.type === "function_call_output" || item.type === "custom_tool_call_output"
-        ).length;
-      answered++;
-      return new Response(responseStream(step), {
-        headers: { "content-type": "text/event-stream" },
-      });
-    },
-  );
-  const addr = await promise;
-  return {
-    url: `http://127.0.0.1:${addr.port}`,
-    answered: () => answered,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
-}
-
-/** The SSE body of the response to step `step` (0-based). */
-function responseStream(step: number): string {
+const answer: CodexScript = ({ input }) => {
+  const step =
+    input.filter((item) =>
+      item.type === "function_call_output" || item.type === "custom_tool_call_output"
+    ).length;
   const id = `resp_cx_${String(step).padStart(2, "0")}`;
   const call = SCRIPT[step];
-  let item: Record<string, unknown>;
   if (call === undefined) {
-    item = {
-      type: "message",
-      id: `msg_${id}`,
-      role: "assistant",
-      content: [{ type: "output_text", text: "All scripted steps are done." }],
+    return {
+      id,
+      items: [assistantMessage("All scripted steps are done.", `msg_${id}`)],
+      note: "message",
     };
-  } else if (typeof call.input === "string") {
-    item = { type: "custom_tool_call", call_id: call.callId, name: call.tool, input: call.input };
-  } else {
-    item = {
+  }
+  const item = typeof call.input === "string"
+    ? { type: "custom_tool_call", "call_id": call.callId, name: call.tool, input: call.input }
+    : {
       type: "function_call",
-      call_id: call.callId,
+      "call_id": call.callId,
       name: call.tool,
       arguments: JSON.stringify(call.input),
     };
-  }
-  const event = (type: string, data: Record<string, unknown>) =>
-    `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-  return event("response.created", { response: { id } }) +
-    event("response.output_item.done", { output_index: 0, item }) +
-    event("response.completed", {
-      response: {
-        id,
-        usage: {
-          input_tokens: USAGE.input,
-          input_tokens_details: { cached_tokens: USAGE.cached },
-          output_tokens: USAGE.output,
-          output_tokens_details: { reasoning_tokens: USAGE.reasoning },
-          total_tokens: USAGE.input + USAGE.output,
-        },
-      },
-    });
-}
+  return { id, items: [item], note: `${call.tool} ${call.callId}` };
+};
 
 /** The API's view of every run: one session, the scripted calls in order, tokens as mocked. */
 function expectedRun(_variant: Variant): ExpectedRun {
-  const common = {
-    "tool_type": "builtin",
-    "agent_system": AGENT_SYSTEM,
-    "agent_version": VERSION,
-    model: MODEL,
-    source: "otlp_logs",
-  };
-  const ran = (call: ScriptedCall, outcome: "ok" | "error") => ({
-    ...common,
-    "tool_name": call.tool,
-    category: call.tool === "apply_patch" ? "file_write" : "code_exec",
-    "tool_call_id": call.callId,
-    outcome,
-    success: outcome === "ok",
-    decision: "approved",
-    "decision_source": "config",
-    arguments: JSON.stringify(call.input),
-  });
+  const ran = (call: ScriptedCall, outcome: "ok" | "error" = "ok") =>
+    approvedCall(VERSION, call.callId, call.tool, call.input, outcome);
   const refused = (call: ScriptedCall) => ({
-    ...common,
+    ...codexCallFields(VERSION),
     "tool_name": call.tool,
     category: "code_exec",
     "tool_call_id": call.callId,
-    outcome: "rejected",
-    success: null,
-    "duration_ms": null,
-    "result_size_bytes": null,
+    ...REJECTED,
     "error_message": null,
-    decision: "reject",
     "decision_source": "config",
     arguments: JSON.stringify(call.input),
   });
@@ -325,48 +164,28 @@ function expectedRun(_variant: Variant): ExpectedRun {
     ScriptedCall,
     ScriptedCall,
   ];
-  const { arguments: _secretArguments, ...secretFields } = ran(secret, "ok");
-  const modelInput = USAGE.input - USAGE.cached;
-  return {
-    agentSystem: AGENT_SYSTEM,
-    sessions: [{
-      fields: {
-        "agent_system": AGENT_SYSTEM,
-        "agent_version": VERSION,
-        model: MODEL,
-        "tool_call_count": SCRIPT.length,
-        "success_count": 4,
-        "error_count": 1,
-        "cost_usd": 0,
+  const { arguments: _secretArguments, ...secretFields } = ran(secret);
+  return codexRun(VERSION, [{
+    fields: { "tool_call_count": SCRIPT.length, "success_count": 4, "error_count": 1 },
+    toolCalls: [
+      {
+        fields: { ...ran(echo), "error_message": null },
+        argumentsContain: ["echo hello from codex"],
+        flags: [],
       },
-      toolCalls: [
-        {
-          fields: { ...ran(echo, "ok"), error_message: null },
-          argumentsContain: ["echo hello from codex"],
-          flags: [],
-        },
-        { fields: { ...ran(read, "ok"), error_message: null }, flags: [] },
-        { fields: { ...ran(patch, "ok"), error_message: null }, flags: [] },
-        {
-          fields: { ...secretFields, error_message: null },
-          argumentsContain: ["export GITHUB_TOKEN=[REDACTED:"],
-          absent: [FAKE_GITHUB_TOKEN],
-          flags: ["credential_detected"],
-        },
-        // curl exits 6 offline (no DNS): Codex says success=true, the exit code says error.
-        { fields: ran(curl, "error"), flags: [] },
-        { fields: refused(rm), flags: ["destructive_operation"] },
-        { fields: refused(push), flags: ["destructive_operation"] },
-      ],
-      domains: ["api.example.com"],
-    }],
-    cost: [{
-      "provider_name": "Mock Responses API",
-      model: MODEL,
-      "input_tokens": RESPONSES * modelInput,
-      "output_tokens": RESPONSES * USAGE.output,
-      "cost_usd": 0,
-      "call_count": RESPONSES,
-    }],
-  };
+      { fields: { ...ran(read), "error_message": null }, flags: [] },
+      { fields: { ...ran(patch), "error_message": null }, flags: [] },
+      {
+        fields: { ...secretFields, "error_message": null },
+        argumentsContain: ["export GITHUB_TOKEN=[REDACTED:"],
+        absent: [FAKE_GITHUB_TOKEN],
+        flags: ["credential_detected"],
+      },
+      // curl exits 6 offline (no DNS): Codex says success=true, the exit code says error.
+      { fields: ran(curl, "error"), flags: [] },
+      { fields: refused(rm), flags: ["destructive_operation"] },
+      { fields: refused(push), flags: ["destructive_operation"] },
+    ],
+    domains: ["api.example.com"],
+  }], RESPONSES);
 }

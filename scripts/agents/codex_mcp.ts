@@ -18,8 +18,20 @@
  */
 import { join } from "node:path";
 import { decodeExport } from "../../src/ingest/otlp/mod.ts";
-import { AGENT_SYSTEM, codexConfig, codexScript, MODEL, PROTOCOLS } from "./codex.ts";
+import { ClientRuns } from "./_client.ts";
+import { CODEX_PACKAGE, CODEX_VARIANTS, prepareCodex, runCodex } from "./_codex_client.ts";
+import { approvedCall, codexCallFields, codexRun } from "./_codex_expected.ts";
+import {
+  assistantMessage,
+  type CodexScript,
+  functionCall,
+  type Item,
+  type ScriptedRequest,
+  startCodexMock,
+  type ToolRef,
+} from "./_codex_mock.ts";
 import { REAL_FIXTURES } from "./_fixtures.ts";
+import { MCP_SERVER_NAME, MCP_SERVER_PATH, mcpToolName } from "./_mcp.ts";
 import type {
   AgentScenario,
   ExpectedRun,
@@ -28,11 +40,6 @@ import type {
   Variant,
 } from "./_scenario.ts";
 
-const NPM_PACKAGE = "@openai/codex";
-/** The tiny stdio MCP server, run as `node <path>`. */
-const MCP_SERVER_PATH = new URL("./_mcp_server.mjs", import.meta.url).pathname;
-/** Its name in `config.toml` (`[mcp_servers.tickets]`). */
-const MCP_SERVER = "tickets";
 /** The user prompt of the root agent. */
 const PROMPT = "Run the scripted steps.";
 /** The task the root agent gives its child; also how the mock tells the child's requests apart. */
@@ -64,8 +71,6 @@ const SPAWN_ARGS = { "task_name": CHILD_TASK_NAME, message: CHILD_TASK, "fork_tu
 const SEARCH_ARGS = { query: "ticket lookup", limit: 8 };
 const WAIT_ARGS = { "timeout_ms": 30_000 };
 
-/** Token usage the mock reports on every response (as in `codex.ts`). */
-const USAGE = codexScript.usage;
 /** Root agent responses: search, lookup, fail, the parallel pair, spawn, wait, final answer. */
 const ROOT_RESPONSES = 7;
 /** Child agent responses: its `exec_command`, its answer. */
@@ -79,9 +84,9 @@ const CHILD_RESPONSES = 2;
 export function codexMcpAt(version: string): AgentScenario {
   return {
     agent: "codex-mcp",
-    npmPackage: NPM_PACKAGE,
+    npmPackage: CODEX_PACKAGE,
     version,
-    variants: Object.keys(PROTOCOLS).map((name) => ({ name, env: {} })),
+    variants: CODEX_VARIANTS,
     run,
     expected: (variant) => expected(variant, version),
   };
@@ -90,78 +95,30 @@ export function codexMcpAt(version: string): AgentScenario {
 /** At the pinned version. */
 export const codexMcp = codexMcpAt("0.169.0");
 
-function verbose(): boolean {
-  return Deno.env.get("AGENT_HARNESS_VERBOSE") === "1";
-}
-
 async function run(context: RunContext): Promise<void> {
-  const protocol = PROTOCOLS[context.variant.name];
-  if (protocol === undefined) {
-    throw new Error(`Unknown Codex variant: ${JSON.stringify(context.variant.name)}`);
-  }
-  await using model = await startMockModel();
+  const agents = scriptedAgents();
+  await using model = await startCodexMock(agents.answer, Deno.env.get("CODEX_MCP_DUMP"));
   liveThreads.delete(context.variant.name);
-  const home = join(context.workDir, "home");
-  const codexHome = join(context.workDir, "codex-home");
-  const project = join(context.workDir, "project");
-  for (const dir of [home, codexHome, project]) await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(
-    join(codexHome, "config.toml"),
-    codexConfig(model.url, context.otlpHttpUrl, context.authorization, protocol) + `
+  const dirs = await prepareCodex(context, model.url, {
+    extraConfig: `
 [features]
 multi_agent_v2 = true
 
-[mcp_servers.${MCP_SERVER}]
+[mcp_servers.${MCP_SERVER_NAME}]
 command = "node"
 args = [${JSON.stringify(MCP_SERVER_PATH)}]
 `,
-  );
-  const codex = join(context.installDir, "node_modules", ".bin", "codex");
-  const output = await new Deno.Command(codex, {
-    args: [
-      "exec",
-      "--skip-git-repo-check",
-      "--ephemeral",
-      "--color",
-      "never",
-      "--cd",
-      project,
-      PROMPT,
-    ],
-    cwd: project,
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: home,
-      CODEX_HOME: codexHome,
-      MOCK_MODEL_API_KEY: "sk-mock-not-a-real-key",
-      LANG: "C.UTF-8",
-      ...context.variant.env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  const detail = () =>
-    [
-      `codex exec exited with ${output.code}`,
-      `model requests:\n  ${model.log.join("\n  ")}`,
-      `stdout: ${text(output.stdout).slice(-4000)}`,
-      `stderr: ${text(output.stderr).slice(-4000)}`,
-    ].join("\n");
-  if (!output.success) throw new Error(detail());
-  if (verbose()) {
-    // deno-lint-ignore no-console
-    console.error(detail());
-  }
-  const { root, child } = model.answered();
+  });
+  const runs = new ClientRuns(model);
+  await runCodex(runs, context, dirs, [PROMPT], { ephemeral: true });
+  const { root, child } = agents.answered;
   if (root !== ROOT_RESPONSES || child !== CHILD_RESPONSES) {
-    throw new Error(
-      `Codex made ${root} root and ${child} child model requests, ${ROOT_RESPONSES} and ${CHILD_RESPONSES} scripted\n${detail()}`,
+    throw runs.failure(
+      `Codex made ${root} root and ${child} child model requests, ${ROOT_RESPONSES} and ${CHILD_RESPONSES} scripted`,
     );
   }
-  liveThreads.set(context.variant.name, model.threads());
+  runs.report();
+  liveThreads.set(context.variant.name, { ...agents.threads });
 }
 
 /** The two agents' conversation ids (Codex's thread ids), which Codex makes up per run. */
@@ -173,106 +130,45 @@ interface Threads {
 /** The ids of the last live run of each variant, from the requests' `thread-id` headers. */
 const liveThreads = new Map<string, Threads>();
 
-type Item = Record<string, unknown>;
-
-/** A running mock model. */
-interface MockModel extends AsyncDisposable {
-  url: string;
-  /** One line per model request: who asked and what it got. */
-  log: string[];
-  /** Responses answered so far, per agent. */
-  answered(): { root: number; child: number };
-  /** The agents' thread ids as their requests' `thread-id` headers said (`""` if never seen). */
-  threads(): Threads;
-}
-
-/** A tool as the model must call it: its name and, for a namespaced tool, the namespace. */
-interface ToolRef {
-  name: string;
-  namespace?: string;
-}
-
 /**
- * The scripted Responses API, for the root agent and its child (see
- * {@link isChild}). Each agent's next step is chosen by which of the mock's
- * call ids already have an output in the request, so a retried request gets
- * the same answer. Anything but `POST …/responses` (Codex also posts turn
- * costs) gets `{}`.
+ * The script of the root agent and its child (see {@link isChild}), with what
+ * each was answered and its thread id as its requests' `thread-id` headers
+ * said (`""` if never seen). Each agent's next step is chosen by which of the
+ * mock's call ids already have an output in the request, so a retried
+ * request gets the same answer.
  */
-async function startMockModel(): Promise<MockModel> {
-  const log: string[] = [];
-  let root = 0;
-  let child = 0;
-  let childDone = false;
-  let seq = 0;
+function scriptedAgents(): {
+  answer: CodexScript;
+  answered: { root: number; child: number };
+  threads: Threads;
+} {
+  const answered = { root: 0, child: 0 };
   const threads: Threads = { root: "", child: "" };
-  const dump = Deno.env.get("CODEX_MCP_DUMP");
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: resolve },
-    async (request) => {
-      const url = new URL(request.url);
-      const body = await request.text();
-      const n = seq++;
-      if (dump !== undefined) {
-        await Deno.writeTextFile(
-          join(dump, `${String(n).padStart(3, "0")}.json`),
-          JSON.stringify({
-            method: request.method,
-            path: url.pathname,
-            headers: Object.fromEntries(request.headers),
-            body,
-          }),
-        );
-      }
-      if (request.method !== "POST" || !url.pathname.endsWith("/responses")) {
-        log.push(`${n} ${request.method} ${url.pathname}: {}`);
-        return Response.json({});
-      }
-      const parsed = JSON.parse(body) as Item;
-      let items: Item[];
-      let who: string;
-      const thread = request.headers.get("thread-id") ?? "";
-      if (isChild(request.headers, parsed)) {
-        who = "child";
-        child++;
-        threads.child ||= thread;
-        items = childStep(parsed);
-        if (items.some((item) => item.type === "message")) childDone = true;
-      } else {
-        who = "root";
-        root++;
-        threads.root ||= thread;
-        items = rootStep(parsed, childDone);
-      }
-      log.push(
-        `${n} ${who}: ${
-          items.map((item) =>
-            item.type === "message"
-              ? "message"
-              : `${item.type} ${item.namespace ? `${item.namespace}/` : ""}${item.name ?? ""} ${
-                item.call_id ?? ""
-              }`
-          ).join(" + ")
-        }`,
-      );
-      return new Response(responseStream(`resp_cxm_${String(n).padStart(2, "0")}`, items), {
-        headers: { "content-type": "text/event-stream" },
-      });
-    },
-  );
-  const addr = await promise;
-  return {
-    url: `http://127.0.0.1:${addr.port}`,
-    log,
-    answered: () => ({ root, child }),
-    threads: () => ({ ...threads }),
-    [Symbol.asyncDispose]: () => server.shutdown(),
+  let childDone = false;
+  const answer: CodexScript = (request) => {
+    const who = isChild(request) ? "child" : "root";
+    answered[who]++;
+    threads[who] ||= request.headers.get("thread-id") ?? "";
+    const items = who === "child" ? childStep(request) : rootStep(request, childDone);
+    if (who === "child" && items.some((item) => item.type === "message")) childDone = true;
+    const id = `resp_cxm_${String(request.n).padStart(2, "0")}`;
+    return {
+      id,
+      items: items.map((item, i) =>
+        item.type === "message" ? { id: `msg_${id}_${i}`, ...item } : item
+      ),
+      note: `${who}: ${
+        items.map((item) =>
+          item.type === "message"
+            ? "message"
+            : `${item.type} ${item.namespace ? `${item.namespace}/` : ""}${item.name ?? ""} ${
+              item.call_id ?? ""
+            }`
+        ).join(" + ")
+      }`,
+    };
   };
-}
-
-function inputItems(body: Item): Item[] {
-  return Array.isArray(body.input) ? body.input as Item[] : [];
+  return { answer, answered, threads };
 }
 
 /** The text of a message or agent message: its text parts and (mock-made, plain) encrypted ones. */
@@ -290,21 +186,9 @@ function messageText(item: Item): string {
  * Whether a request is the child agent's: Codex marks a spawned agent's
  * requests (`x-openai-subagent`), and its input carries the task it was given.
  */
-function isChild(headers: Headers, body: Item): boolean {
+function isChild({ headers, input }: ScriptedRequest): boolean {
   return headers.has("x-openai-subagent") ||
-    inputItems(body).some((item) =>
-      item.role !== "assistant" && messageText(item).includes(CHILD_TASK)
-    );
-}
-
-/** Call ids that already have an output (`function_call_output`, `tool_search_output`, …). */
-function answeredCalls(body: Item): Set<string> {
-  return new Set(
-    inputItems(body).filter((item) =>
-      typeof item.type === "string" && item.type.endsWith("_output") &&
-      typeof item.call_id === "string"
-    ).map((item) => item.call_id as string),
-  );
+    input.some((item) => item.role !== "assistant" && messageText(item).includes(CHILD_TASK));
 }
 
 /**
@@ -312,10 +196,10 @@ function answeredCalls(body: Item): Set<string> {
  * `tool_search` outputs exposed: a plain function whose name is `name` or ends
  * in `__name` (`mcp__tickets__lookup_ticket`), or a function inside a namespace.
  */
-function findTool(body: Item, name: string): ToolRef | undefined {
+function findTool({ body, input }: ScriptedRequest, name: string): ToolRef | undefined {
   const offered: Item[] = [
     ...(Array.isArray(body.tools) ? body.tools as Item[] : []),
-    ...inputItems(body).filter((item) => item.type === "tool_search_output").flatMap((item) =>
+    ...input.filter((item) => item.type === "tool_search_output").flatMap((item) =>
       Array.isArray(item.tools) ? item.tools as Item[] : []
     ),
   ];
@@ -331,32 +215,13 @@ function findTool(body: Item, name: string): ToolRef | undefined {
   return undefined;
 }
 
-function offersToolSearch(body: Item): boolean {
+function offersToolSearch({ body }: ScriptedRequest): boolean {
   return Array.isArray(body.tools) &&
     (body.tools as Item[]).some((tool) => tool.type === "tool_search");
 }
 
-function functionCall(callId: string, tool: ToolRef, args: Record<string, unknown>): Item {
-  return {
-    type: "function_call",
-    id: `fc_${callId}`,
-    "call_id": callId,
-    name: tool.name,
-    ...(tool.namespace === undefined ? {} : { namespace: tool.namespace }),
-    arguments: JSON.stringify(args),
-  };
-}
-
-function message(text: string): Item {
-  return {
-    type: "message",
-    role: "assistant",
-    content: [{ type: "output_text", text }],
-  };
-}
-
-function required(body: Item, name: string): ToolRef {
-  const tool = findTool(body, name);
+function required(request: ScriptedRequest, name: string): ToolRef {
+  const tool = findTool(request, name);
   if (tool === undefined) {
     throw new Error(`The request offers no ${name} tool`);
   }
@@ -364,11 +229,11 @@ function required(body: Item, name: string): ToolRef {
 }
 
 /** The root agent's next response. */
-function rootStep(body: Item, childDone: boolean): Item[] {
-  const done = answeredCalls(body);
+function rootStep(request: ScriptedRequest, childDone: boolean): Item[] {
+  const done = request.answeredCalls;
   const exec = { name: "exec_command" };
-  if (!done.has(CALL.search) && findTool(body, "lookup_ticket") === undefined) {
-    if (!offersToolSearch(body)) throw new Error("No MCP tool and no tool_search offered");
+  if (!done.has(CALL.search) && findTool(request, "lookup_ticket") === undefined) {
+    if (!offersToolSearch(request)) throw new Error("No MCP tool and no tool_search offered");
     return [{
       type: "tool_search_call",
       id: `ts_${CALL.search}`,
@@ -379,57 +244,32 @@ function rootStep(body: Item, childDone: boolean): Item[] {
     }];
   }
   if (!done.has(CALL.lookup)) {
-    return [functionCall(CALL.lookup, required(body, "lookup_ticket"), LOOKUP_ARGS)];
+    return [functionCall(CALL.lookup, required(request, "lookup_ticket"), LOOKUP_ARGS)];
   }
   if (!done.has(CALL.fail)) {
-    return [functionCall(CALL.fail, required(body, "fail_ticket"), FAIL_ARGS)];
+    return [functionCall(CALL.fail, required(request, "fail_ticket"), FAIL_ARGS)];
   }
   if (!done.has(CALL.left) || !done.has(CALL.right)) {
     return [functionCall(CALL.left, exec, LEFT_ARGS), functionCall(CALL.right, exec, RIGHT_ARGS)];
   }
   if (!done.has(CALL.spawn)) {
-    return [functionCall(CALL.spawn, required(body, "spawn_agent"), SPAWN_ARGS)];
+    return [functionCall(CALL.spawn, required(request, "spawn_agent"), SPAWN_ARGS)];
   }
   // One wait normally covers the child's whole run; wait again while it is still working.
   const waits = [...done].filter((id) => id.startsWith(CALL.wait)).length;
   if (waits === 0 || (!childDone && waits < 5)) {
     const id = waits === 0 ? CALL.wait : `${CALL.wait}_${waits + 1}`;
-    return [functionCall(id, required(body, "wait_agent"), WAIT_ARGS)];
+    return [functionCall(id, required(request, "wait_agent"), WAIT_ARGS)];
   }
-  return [message(FINAL_ANSWER)];
+  return [assistantMessage(FINAL_ANSWER)];
 }
 
 /** The child agent's next response. */
-function childStep(body: Item): Item[] {
-  if (!answeredCalls(body).has(CALL.child)) {
+function childStep(request: ScriptedRequest): Item[] {
+  if (!request.answeredCalls.has(CALL.child)) {
     return [functionCall(CALL.child, { name: "exec_command" }, CHILD_ARGS)];
   }
-  return [message(CHILD_ANSWER)];
-}
-
-/** The SSE body of one response: its output items, then the fixed usage. */
-function responseStream(id: string, items: Item[]): string {
-  const event = (type: string, data: Record<string, unknown>) =>
-    `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-  return event("response.created", { response: { id } }) +
-    items.map((item, i) =>
-      event("response.output_item.done", {
-        "output_index": i,
-        item: item.type === "message" ? { id: `msg_${id}_${i}`, ...item } : item,
-      })
-    ).join("") +
-    event("response.completed", {
-      response: {
-        id,
-        usage: {
-          "input_tokens": USAGE.input,
-          "input_tokens_details": { "cached_tokens": USAGE.cached },
-          "output_tokens": USAGE.output,
-          "output_tokens_details": { "reasoning_tokens": USAGE.reasoning },
-          "total_tokens": USAGE.input + USAGE.output,
-        },
-      },
-    });
+  return [assistantMessage(CHILD_ANSWER)];
 }
 
 /**
@@ -473,12 +313,6 @@ function threadsOf(variant: Variant, version: string): Threads {
  */
 function expected(variant: Variant, version: string): ExpectedRun {
   const threads = threadsOf(variant, version);
-  const common = {
-    "agent_system": AGENT_SYSTEM,
-    "agent_version": version,
-    model: MODEL,
-    source: "otlp_logs",
-  };
   const call = (
     agentName: string,
     callId: string,
@@ -487,11 +321,10 @@ function expected(variant: Variant, version: string): ExpectedRun {
     more: Omit<ExpectedToolCall, "fields"> = {},
   ): ExpectedToolCall => ({
     fields: {
-      ...common,
+      ...codexCallFields(version),
       "agent_name": agentName,
       "tool_call_id": callId,
       "tool_name": toolName,
-      "tool_type": "builtin",
       "mcp_server_name": null,
       outcome: "ok",
       success: true,
@@ -504,17 +337,12 @@ function expected(variant: Variant, version: string): ExpectedRun {
     ...more,
   });
   const exec = (agentName: string, callId: string, args: Record<string, unknown>) =>
-    call(agentName, callId, "exec_command", {
-      category: "code_exec",
-      decision: "approved",
-      "decision_source": "config",
-      arguments: JSON.stringify(args),
-    });
+    call(agentName, callId, "exec_command", approvedCall(version, callId, "exec_command", args));
   const mcp = (callId: string, tool: string, args: Record<string, unknown>, ok: boolean) => {
-    const expected = call("/root", callId, `mcp__${MCP_SERVER}__${tool}`, {
+    const expected = call("/root", callId, mcpToolName(tool), {
       "tool_type": "mcp",
       category: "mcp",
-      "mcp_server_name": MCP_SERVER,
+      "mcp_server_name": MCP_SERVER_NAME,
       arguments: JSON.stringify(args),
       ...(ok ? {} : { outcome: "error", success: false }),
     });
@@ -523,65 +351,45 @@ function expected(variant: Variant, version: string): ExpectedRun {
     return expected;
   };
   const child = `/root/${CHILD_TASK_NAME}`;
-  const session = (fields: Record<string, unknown>) => ({
-    "agent_system": AGENT_SYSTEM,
-    "agent_version": version,
-    model: MODEL,
-    "cost_usd": 0,
-    ...fields,
-  });
-  const modelInput = USAGE.input - USAGE.cached;
-  const responses = ROOT_RESPONSES + CHILD_RESPONSES;
-  return {
-    agentSystem: AGENT_SYSTEM,
-    sessions: [
-      {
-        fields: session({
-          "session_id": threads.root,
-          "parent_session_id": null,
-          "tool_call_count": 7,
-          "success_count": 6,
-          "error_count": 1,
-        }),
-        toolCalls: [
-          // Codex's search for deferred tools; its `arguments` is the bare query.
-          call("/root", CALL.search, "tool_search", { category: "other" }, {
-            argumentsContain: [SEARCH_ARGS.query],
-          }),
-          mcp(CALL.lookup, "lookup_ticket", LOOKUP_ARGS, true),
-          mcp(CALL.fail, "fail_ticket", FAIL_ARGS, false),
-          exec("/root", CALL.left, LEFT_ARGS),
-          exec("/root", CALL.right, RIGHT_ARGS),
-          call("/root", CALL.spawn, "spawn_agent", {
-            category: "other",
-            arguments: JSON.stringify(SPAWN_ARGS),
-          }),
-          call("/root", CALL.wait, "wait_agent", {
-            category: "other",
-            arguments: JSON.stringify(WAIT_ARGS),
-          }),
-        ],
-        domains: [],
+  return codexRun(version, [
+    {
+      fields: {
+        "session_id": threads.root,
+        "parent_session_id": null,
+        "tool_call_count": 7,
+        "success_count": 6,
+        "error_count": 1,
       },
-      {
-        fields: session({
-          "session_id": threads.child,
-          "parent_session_id": threads.root,
-          "tool_call_count": 1,
-          "success_count": 1,
-          "error_count": 0,
+      toolCalls: [
+        // Codex's search for deferred tools; its `arguments` is the bare query.
+        call("/root", CALL.search, "tool_search", { category: "other" }, {
+          argumentsContain: [SEARCH_ARGS.query],
         }),
-        toolCalls: [exec(child, CALL.child, CHILD_ARGS)],
-        domains: [],
+        mcp(CALL.lookup, "lookup_ticket", LOOKUP_ARGS, true),
+        mcp(CALL.fail, "fail_ticket", FAIL_ARGS, false),
+        exec("/root", CALL.left, LEFT_ARGS),
+        exec("/root", CALL.right, RIGHT_ARGS),
+        call("/root", CALL.spawn, "spawn_agent", {
+          category: "other",
+          arguments: JSON.stringify(SPAWN_ARGS),
+        }),
+        call("/root", CALL.wait, "wait_agent", {
+          category: "other",
+          arguments: JSON.stringify(WAIT_ARGS),
+        }),
+      ],
+      domains: [],
+    },
+    {
+      fields: {
+        "session_id": threads.child,
+        "parent_session_id": threads.root,
+        "tool_call_count": 1,
+        "success_count": 1,
+        "error_count": 0,
       },
-    ],
-    cost: [{
-      "provider_name": "Mock Responses API",
-      model: MODEL,
-      "input_tokens": responses * modelInput,
-      "output_tokens": responses * USAGE.output,
-      "cost_usd": 0,
-      "call_count": responses,
-    }],
-  };
+      toolCalls: [exec(child, CALL.child, CHILD_ARGS)],
+      domains: [],
+    },
+  ], ROOT_RESPONSES + CHILD_RESPONSES);
 }

@@ -10,18 +10,23 @@
  * @module
  */
 import { join } from "node:path";
-import type { AgentScenario, ExpectedRun, RunContext, Variant } from "./_scenario.ts";
+import { ClientRuns } from "./_client.ts";
+import { GEMINI_PACKAGE, geminiDirs, geminiSettings, NOTES, runGemini } from "./_gemini_client.ts";
+import { EVERY_CALL, geminiRun, okCall } from "./_gemini_expected.ts";
+import { type GeminiPart, startGeminiMock } from "./_gemini_mock.ts";
+import {
+  type AgentScenario,
+  type ExpectedRun,
+  REJECTED,
+  type RunContext,
+  type Variant,
+} from "./_scenario.ts";
 
-export const NPM_PACKAGE = "@google/gemini-cli";
+/** The pinned release (the MCP scenario runs it too). */
 export const VERSION = "0.61.0";
-/** An explicit model: no routing classifier call (`auto` would add flash-lite calls). */
-export const MODEL = "gemini-2.5-pro";
-export const AGENT_SYSTEM = "gemini-cli";
 
 /** A made-up GitHub token: `ghp_` and 36 characters. Never a real credential. */
 const FAKE_GITHUB_TOKEN = "ghp_" + "Gm4Tq9Zx2Lr7Wk5Pb8Nc3Vd6Hs1Jf0Ya7Qe2R";
-/** A made-up Gemini API key: the mock model accepts anything. */
-export const FAKE_API_KEY = "AIza-mock-not-a-real-key";
 
 /** One tool call the mock model asks for, in order. */
 interface ScriptedCall {
@@ -42,12 +47,6 @@ const SCRIPT: readonly ScriptedCall[] = [
   { tool: "run_shell_command", args: { command: "git push origin main" } },
 ];
 
-/**
- * Token usage the mock reports on every response. Gemini semantics: the
- * prompt count includes the cached tokens; thoughts are outside the
- * candidates count.
- */
-export const USAGE = { prompt: 4000, cached: 1024, candidates: 60, thoughts: 25 };
 /** One response per scripted call, then the final answer. */
 const RESPONSES = SCRIPT.length + 1;
 
@@ -78,17 +77,17 @@ const NO_LOG_PROMPTS = "http-no-log-prompts";
  */
 export const geminiCliScenario: AgentScenario = {
   agent: "gemini-cli",
-  npmPackage: NPM_PACKAGE,
+  npmPackage: GEMINI_PACKAGE,
   version: VERSION,
   variants: Object.keys(PROTOCOLS).map((name): Variant => ({
     name,
     env: name === NO_LOG_PROMPTS ? { GEMINI_TELEMETRY_LOG_PROMPTS: "false" } : {},
   })),
-  run: runGemini,
+  run: runGeminiScript,
   expected: expectedRun,
 };
 
-async function runGemini(context: RunContext): Promise<void> {
+async function runGeminiScript(context: RunContext): Promise<void> {
   const protocol = PROTOCOLS[context.variant.name];
   if (protocol === undefined) {
     throw new Error(`Unknown Gemini CLI variant: ${JSON.stringify(context.variant.name)}`);
@@ -96,171 +95,24 @@ async function runGemini(context: RunContext): Promise<void> {
   if (protocol === "grpc" && context.otlpGrpcUrl === "") {
     throw new Error("The gRPC variant needs an OTLP/gRPC endpoint and the harness gave none");
   }
-  await using model = await startMockGemini();
-  const home = join(context.workDir, "home");
-  const project = join(context.workDir, "project");
-  for (const dir of [join(home, ".gemini", "policies"), project]) {
-    await Deno.mkdir(dir, { recursive: true });
-  }
-  await Deno.writeTextFile(join(project, "notes.txt"), "remember the milk\n");
+  await using model = await startGeminiMock(answer, "resp_gm_");
   const endpoint = protocol === "grpc" ? `http://${context.otlpGrpcUrl}` : context.otlpHttpUrl;
-  await Deno.writeTextFile(
-    join(home, ".gemini", "settings.json"),
-    JSON.stringify(geminiSettings(endpoint, protocol), null, 2),
-  );
-  await Deno.writeTextFile(join(home, ".gemini", "policies", "harness.toml"), POLICY);
-
-  const gemini = join(context.installDir, "node_modules", ".bin", "gemini");
-  const output = await new Deno.Command(gemini, {
-    args: [
-      "--skip-trust",
-      "--model",
-      MODEL,
-      "--approval-mode",
-      "yolo",
-      "-p",
-      "Run the scripted steps.",
-    ],
-    cwd: project,
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: home,
-      GEMINI_API_KEY: FAKE_API_KEY,
-      GOOGLE_GEMINI_BASE_URL: model.url,
-      OTEL_EXPORTER_OTLP_HEADERS: `Authorization=${context.authorization}`,
-      LANG: "C.UTF-8",
-      ...context.variant.env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  if (!output.success) {
-    throw new Error(`gemini -p exited with ${output.code}: ${text(output.stderr).slice(-2000)}`);
-  }
-  if (model.answered() !== RESPONSES || model.unexpected().length > 0) {
-    throw new Error(
-      `Gemini CLI made ${model.answered()} scripted model requests (${RESPONSES} scripted) and ${
-        JSON.stringify(model.unexpected())
-      } others: ${text(output.stderr).slice(-2000)}`,
-    );
-  }
+  const dirs = await geminiDirs(context.workDir, geminiSettings(endpoint, protocol));
+  await Deno.mkdir(join(dirs.home, ".gemini", "policies"));
+  await Deno.writeTextFile(join(dirs.home, ".gemini", "policies", "harness.toml"), POLICY);
+  const runs = new ClientRuns(model);
+  await runGemini(runs, context, dirs, model, RESPONSES);
+  runs.report();
 }
 
-/** The user's `~/.gemini/settings.json`: API-key auth, no usage statistics, telemetry on. */
-export function geminiSettings(
-  endpoint: string,
-  protocol: "http" | "grpc",
-): Record<string, unknown> {
-  return {
-    security: { auth: { selectedType: "gemini-api-key" } },
-    privacy: { usageStatisticsEnabled: false },
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    telemetry: {
-      enabled: true,
-      target: "local",
-      otlpEndpoint: endpoint,
-      otlpProtocol: protocol,
-      logPrompts: true,
-    },
-  };
-}
-
-/** A running mock model. */
-interface MockGemini extends AsyncDisposable {
-  url: string;
-  /** `streamGenerateContent` requests answered so far. */
-  answered(): number;
-  /** Other requests the client made (method and path): the script expects none. */
-  unexpected(): string[];
-}
-
-interface GeminiContent {
-  role?: string;
-  parts?: { functionResponse?: unknown }[];
-}
-
-/**
- * A scripted Gemini API: each `POST …/models/<model>:streamGenerateContent`
- * gets the next step, chosen by how many function responses the request
- * already carries (so a retried request gets the same answer).
- */
-async function startMockGemini(): Promise<MockGemini> {
-  let answered = 0;
-  const unexpected: string[] = [];
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: resolve },
-    async (request) => {
-      const url = new URL(request.url);
-      const body = await request.text();
-      if (request.method !== "POST" || !url.pathname.endsWith(":streamGenerateContent")) {
-        unexpected.push(`${request.method} ${url.pathname}`);
-        return Response.json({ error: { code: 404, message: "Not scripted" } }, { status: 404 });
-      }
-      const contents = (JSON.parse(body) as { contents?: GeminiContent[] }).contents ?? [];
-      const step =
-        contents.flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse !== undefined)
-          .length;
-      answered++;
-      return new Response(`data: ${JSON.stringify(responseChunk(step))}\r\n\r\n`, {
-        headers: { "content-type": "text/event-stream" },
-      });
-    },
-  );
-  const addr = await promise;
-  return {
-    url: `http://127.0.0.1:${addr.port}`,
-    answered: () => answered,
-    unexpected: () => unexpected,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
-}
-
-/** The one SSE chunk answering step `step` (0-based): a function call, or the final text. */
-function responseChunk(step: number): Record<string, unknown> {
+/** The answer at step `step` (0-based): its scripted function call, or the final text. */
+function answer(step: number): GeminiPart[] {
   const call = SCRIPT[step];
-  const part = call === undefined
-    ? { text: "All scripted steps are done." }
-    : { functionCall: { name: call.tool, args: call.args } };
-  return {
-    candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
-    usageMetadata: {
-      promptTokenCount: USAGE.prompt,
-      cachedContentTokenCount: USAGE.cached,
-      candidatesTokenCount: USAGE.candidates,
-      thoughtsTokenCount: USAGE.thoughts,
-      totalTokenCount: USAGE.prompt + USAGE.candidates + USAGE.thoughts,
-    },
-    modelVersion: MODEL,
-    responseId: `resp_gm_${String(step).padStart(2, "0")}`,
-  };
-}
-
-/** Fields every call of the run shares: Gemini reports no agent version, model or call id. */
-const EVERY_CALL = {
-  "agent_system": AGENT_SYSTEM,
-  "agent_version": null,
-  "tool_type": "builtin",
-  model: null,
-  "tool_call_id": null,
-  source: "otlp_logs",
-};
-
-/** A call that ran and succeeded, accepted by the approval mode. */
-export function ok(toolName: string, category: string): Record<string, unknown> {
-  return {
-    ...EVERY_CALL,
-    tool_name: toolName,
-    category,
-    outcome: "ok",
-    success: true,
-    decision: "accept",
-    decision_source: null,
-    error_message: null,
-  };
+  return [
+    call === undefined
+      ? { text: "All scripted steps are done." }
+      : { functionCall: { name: call.tool, args: call.args } },
+  ];
 }
 
 /**
@@ -270,82 +122,59 @@ export function ok(toolName: string, category: string): Record<string, unknown> 
  * fixed usage. With it off, see {@link withoutLogPrompts}.
  */
 function expectedRun(variant: Variant): ExpectedRun {
-  const run: ExpectedRun = {
-    agentSystem: AGENT_SYSTEM,
-    sessions: [{
-      fields: {
-        agent_system: AGENT_SYSTEM,
-        agent_version: "",
-        model: "",
-        tool_call_count: SCRIPT.length,
-        success_count: 4,
-        error_count: 1,
-        cost_usd: 0,
+  const run = geminiRun({
+    fields: { "tool_call_count": SCRIPT.length, "success_count": 4, "error_count": 1 },
+    toolCalls: [
+      {
+        fields: okCall("run_shell_command", "code_exec"),
+        argumentsContain: ["echo hello from gemini"],
+        flags: [],
       },
-      toolCalls: [
-        {
-          fields: ok("run_shell_command", "code_exec"),
-          argumentsContain: ["echo hello from gemini"],
-          flags: [],
+      {
+        // `content_length` is the file's 18 bytes (a shell's varies with its process id).
+        fields: { ...okCall("read_file", "file_read"), "result_size_bytes": NOTES.length },
+        argumentsContain: ["notes.txt"],
+        flags: [],
+      },
+      {
+        fields: okCall("write_file", "file_write"),
+        argumentsContain: ["hello.txt", "hello from the mock model"],
+        flags: [],
+      },
+      {
+        fields: okCall("run_shell_command", "code_exec"),
+        argumentsContain: ["export GITHUB_TOKEN=[REDACTED:", "echo token set"],
+        absent: [FAKE_GITHUB_TOKEN],
+        flags: ["credential_detected"],
+      },
+      {
+        // curl exits 6 (no DNS offline); Gemini says success=true, metadata exitCode 6.
+        fields: {
+          ...okCall("run_shell_command", "code_exec"),
+          outcome: "error",
+          success: false,
+          "error_message": "Command exited with code: 6",
+          "error_type": null,
         },
-        {
-          // `content_length` is the file's 18 bytes (a shell's varies with its process id).
-          fields: { ...ok("read_file", "file_read"), result_size_bytes: 18 },
-          argumentsContain: ["notes.txt"],
-          flags: [],
+        argumentsContain: ["curl -sS https://api.example.com/v1/status"],
+        flags: [],
+      },
+      {
+        // Denied by the user's policy: decision null, error_type policy_violation.
+        fields: {
+          ...EVERY_CALL,
+          "tool_name": "run_shell_command",
+          category: "code_exec",
+          ...REJECTED,
+          "decision_source": "config",
+          "error_message": null,
         },
-        {
-          fields: ok("write_file", "file_write"),
-          argumentsContain: ["hello.txt", "hello from the mock model"],
-          flags: [],
-        },
-        {
-          fields: ok("run_shell_command", "code_exec"),
-          argumentsContain: ["export GITHUB_TOKEN=[REDACTED:", "echo token set"],
-          absent: [FAKE_GITHUB_TOKEN],
-          flags: ["credential_detected"],
-        },
-        {
-          // curl exits 6 (no DNS offline); Gemini says success=true, metadata exitCode 6.
-          fields: {
-            ...ok("run_shell_command", "code_exec"),
-            outcome: "error",
-            success: false,
-            error_message: "Command exited with code: 6",
-            error_type: null,
-          },
-          argumentsContain: ["curl -sS https://api.example.com/v1/status"],
-          flags: [],
-        },
-        {
-          // Denied by the user's policy: decision null, error_type policy_violation.
-          fields: {
-            ...EVERY_CALL,
-            tool_name: "run_shell_command",
-            category: "code_exec",
-            outcome: "rejected",
-            success: null,
-            duration_ms: null,
-            result_size_bytes: null,
-            decision: "reject",
-            decision_source: "config",
-            error_message: null,
-          },
-          argumentsContain: ["git push origin main"],
-          flags: [],
-        },
-      ],
-      domains: ["api.example.com"],
-    }],
-    cost: [{
-      provider_name: "",
-      model: MODEL,
-      input_tokens: RESPONSES * (USAGE.prompt - USAGE.cached),
-      output_tokens: RESPONSES * (USAGE.candidates + USAGE.thoughts),
-      cost_usd: 0,
-      call_count: RESPONSES,
-    }],
-  };
+        argumentsContain: ["git push origin main"],
+        flags: [],
+      },
+    ],
+    domains: ["api.example.com"],
+  }, RESPONSES);
   return variant.name === NO_LOG_PROMPTS ? withoutLogPrompts(run) : run;
 }
 

@@ -208,10 +208,13 @@ async function main(args: string[]): Promise<number> {
   }
   if (Deno.env.get(INSIDE_MARKER) !== "1") {
     const versions: Record<string, string> = {};
+    const installed = new Set<string>();
     for (const scenario of new Set(runs.map((r) => r.scenario))) {
       const version = values.latest
         ? versions[scenario.npmPackage] ??= await latestVersion(scenario.npmPackage)
         : scenario.version;
+      if (installed.has(`${scenario.npmPackage}@${version}`)) continue;
+      installed.add(`${scenario.npmPackage}@${version}`);
       say(
         `installing ${scenario.npmPackage}@${version}${
           version === scenario.version ? "" : ` (pinned: ${scenario.version})`

@@ -80,22 +80,36 @@ SELECT * FROM unnest({{domain_hits.params}})
 ON CONFLICT DO NOTHING;
 
 -- Records of an export that stored nothing, added to their rows; keys not yet
--- stored are added only while the organization has fewer than 1,000 rows
--- (sql/sqlite/ingest.sql note_unmapped). One export's keys are distinct.
+-- stored are added, in the export's order, only up to 1,000 rows for the
+-- organization (sql/sqlite/ingest.sql note_unmapped). One export's keys are
+-- distinct and its organization one. The room left is counted once, before
+-- the insert (a statement does not see its own rows).
 -- name: note_unmapped
-INSERT INTO unmapped_events (org_id, actor_id, agent, agent_version, event_name, reason, records,
-  first_seen, last_seen)
-SELECT u.org_id, u.actor_id, u.agent, u.agent_version, u.event_name, u.reason, u.records,
-  u.seen, u.seen
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-  $8::bigint[]) AS u(org_id, actor_id, agent, agent_version, event_name, reason, records, seen)
-WHERE (SELECT count(*) FROM unmapped_events WHERE org_id = u.org_id) < 1000
-  OR EXISTS (
+WITH u AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+    $7::bigint[], $8::bigint[]) WITH ORDINALITY
+    AS u(org_id, actor_id, agent, agent_version, event_name, reason, records, seen, n)
+),
+known AS (
+  SELECT u.* FROM u
+  WHERE EXISTS (
     SELECT 1 FROM unmapped_events AS e
     WHERE e.org_id = u.org_id AND e.actor_id = u.actor_id AND e.agent = u.agent
       AND e.agent_version = u.agent_version AND e.event_name = u.event_name
       AND e.reason = u.reason
   )
+),
+fresh AS (
+  SELECT * FROM u WHERE n NOT IN (SELECT n FROM known)
+  ORDER BY n
+  LIMIT greatest(0, 1000 - (
+    SELECT count(*) FROM unmapped_events WHERE org_id = ($1::text[])[1]
+  ))
+)
+INSERT INTO unmapped_events (org_id, actor_id, agent, agent_version, event_name, reason, records,
+  first_seen, last_seen)
+SELECT org_id, actor_id, agent, agent_version, event_name, reason, records, seen, seen
+FROM (SELECT * FROM known UNION ALL SELECT * FROM fresh) AS rows
 ON CONFLICT (org_id, actor_id, agent, agent_version, event_name, reason) DO UPDATE SET
   records = unmapped_events.records + excluded.records,
   first_seen = least(unmapped_events.first_seen, excluded.first_seen),

@@ -71,12 +71,15 @@ WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::big
 
 -- name: model_calls_range
 SELECT id, org_id, session_id, ts, provider_name, model,
-  CASE WHEN input_tokens BETWEEN 0 AND 9007199254740991 THEN input_tokens ELSE 0 END,
-  CASE WHEN output_tokens BETWEEN 0 AND 9007199254740991 THEN output_tokens ELSE 0 END,
-  CASE WHEN cache_read_tokens BETWEEN 0 AND 9007199254740991 THEN cache_read_tokens ELSE 0 END,
+  CASE WHEN input_tokens BETWEEN 0 AND 9007199254740991 THEN input_tokens ELSE 0 END
+    AS input_tokens,
+  CASE WHEN output_tokens BETWEEN 0 AND 9007199254740991 THEN output_tokens ELSE 0 END
+    AS output_tokens,
+  CASE WHEN cache_read_tokens BETWEEN 0 AND 9007199254740991 THEN cache_read_tokens ELSE 0 END
+    AS cache_read_tokens,
   CASE WHEN cache_creation_tokens BETWEEN 0 AND 9007199254740991
-    THEN cache_creation_tokens ELSE 0 END,
-  CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END,
+    THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
+  CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
   seq, actor_id, agent_system
 FROM model_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
@@ -101,7 +104,7 @@ WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::big
 -- name: metric_points_range
 SELECT id, org_id, actor_id, agent, agent_system, session_id, measure, type, model, tool,
   decision, language, temporality, monotonic, series_id,
-  start_time_ns::text, time_ns::text, ts, value, seq
+  start_time_ns::text AS start_time_ns, time_ns::text AS time_ns, ts, value, seq
 FROM metric_points
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)

@@ -26,6 +26,7 @@ import { log } from "../log.ts";
 import { MEMORY_BUDGET } from "../memory_budget.ts";
 import { QueryTimeoutError, ReplicaBuildingError, ReplicaUnwritableError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
+import type { ColumnKind as StoreColumnKind } from "../store/table_columns.ts";
 import { PostgresReplicaSource } from "./postgres_source.ts";
 import { ReadPool, type ReplicaRow, type ReplicaStatement } from "./read_pool.ts";
 import {
@@ -75,9 +76,10 @@ const SORT_TABLE = namedSql(parseNamedSql(sortSql), "sort_table");
 /**
  * How a source column is appended: its kind and whether it may be null.
  * `int64` arrives as decimal text (nanosecond times past 2^53) and is
- * appended exactly, not through a double.
+ * appended exactly, not through a double. The kinds of the store's own column
+ * lists (`store/table_columns.ts`), plus `real` (never null).
  */
-type ColumnKind = "text" | "text?" | "int" | "int?" | "int64" | "int64?" | "real?";
+type ColumnKind = StoreColumnKind | "real";
 
 /** The replicated tables, in the order their merges run. */
 const REPLICA_TABLES: readonly ReplicaTable[] = [
@@ -88,63 +90,93 @@ const REPLICA_TABLES: readonly ReplicaTable[] = [
   "metric_points",
 ];
 
-/** Column kinds in the order of the replica tables (and of the source reads). */
-const COLUMNS: Record<ReplicaTable, readonly ColumnKind[]> = {
-  // id, org_id, session_id, ts, tool_name, tool_type, outcome, duration_ms,
-  // agent_system, model, seq, actor_id, lines_added, lines_removed
-  "tool_calls": [
-    "text",
-    "text",
-    "text",
-    "int",
-    "text",
-    "text",
-    "text",
-    "int?",
-    "text",
-    "text?",
-    "int",
-    "text",
-    "int?",
-    "int?",
-  ],
-  // id, org_id, session_id, ts, provider_name, model, input_tokens,
-  // output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, seq,
-  // actor_id, agent_system
-  "model_calls": [
-    "text",
-    "text",
-    "text",
-    "int",
-    "text",
-    "text",
-    "int",
-    "int",
-    "int",
-    "int",
-    "real?",
-    "int",
-    "text",
-    "text",
-  ],
-  // call_id, flag, org_id, session_id, ts, tool_name, seq
-  "risk_flags": ["text", "text", "text", "text", "int", "text", "int"],
-  // call_id, domain, scheme, org_id, session_id, ts, seq
-  "domain_hits": ["text", "text", "text", "text", "text", "int", "int"],
-  // id, org_id, actor_id, agent, agent_system, session_id, measure, type,
-  // model, tool, decision, language, temporality, monotonic, series_id,
-  // start_time_ns, time_ns, ts, value, seq
-  "metric_points": [
-    ...Array<ColumnKind>(13).fill("text"),
-    "int",
-    "text",
-    "int64?",
-    "int64",
-    "int",
-    "real?",
-    "int",
-  ],
-};
+/**
+ * The replica's columns by table, by name and in column order: the one list
+ * that the DuckDB schema (`sql/duckdb/replica_schema.sql`: names, order,
+ * `NOT NULL` exactly where a kind has no `?`), both sources' range reads
+ * (`sql/sqlite/replica_source.sql`, `sql/postgres/replica_source.sql`: the
+ * same names in the same order) and the appender follow.
+ * `tests/replica_columns_test.ts` holds the SQL to it.
+ */
+export const REPLICA_COLUMNS = {
+  "tool_calls": {
+    id: "text",
+    "org_id": "text",
+    "session_id": "text",
+    ts: "int",
+    "tool_name": "text",
+    "tool_type": "text",
+    outcome: "text",
+    "duration_ms": "int?",
+    "agent_system": "text",
+    model: "text?",
+    seq: "int",
+    "actor_id": "text",
+    "lines_added": "int?",
+    "lines_removed": "int?",
+  },
+  "model_calls": {
+    id: "text",
+    "org_id": "text",
+    "session_id": "text",
+    ts: "int",
+    "provider_name": "text",
+    model: "text",
+    "input_tokens": "int",
+    "output_tokens": "int",
+    "cache_read_tokens": "int",
+    "cache_creation_tokens": "int",
+    "cost_usd": "real?",
+    seq: "int",
+    "actor_id": "text",
+    "agent_system": "text",
+  },
+  "risk_flags": {
+    "call_id": "text",
+    flag: "text",
+    "org_id": "text",
+    "session_id": "text",
+    ts: "int",
+    "tool_name": "text",
+    seq: "int",
+  },
+  "domain_hits": {
+    "call_id": "text",
+    domain: "text",
+    scheme: "text",
+    "org_id": "text",
+    "session_id": "text",
+    ts: "int",
+    seq: "int",
+  },
+  "metric_points": {
+    id: "text",
+    "org_id": "text",
+    "actor_id": "text",
+    agent: "text",
+    "agent_system": "text",
+    "session_id": "text",
+    measure: "text",
+    type: "text",
+    model: "text",
+    tool: "text",
+    decision: "text",
+    language: "text",
+    temporality: "text",
+    monotonic: "int",
+    "series_id": "text",
+    "start_time_ns": "int64?",
+    "time_ns": "int64",
+    ts: "int",
+    value: "real",
+    seq: "int",
+  },
+} as const satisfies Record<ReplicaTable, Readonly<Record<string, ColumnKind>>>;
+
+/** Column kinds in column order (the appender's). */
+const COLUMNS = Object.fromEntries(
+  Object.entries(REPLICA_COLUMNS).map(([table, spec]) => [table, Object.values(spec)]),
+) as unknown as Record<ReplicaTable, readonly ColumnKind[]>;
 /** seq, tbl, row_key */
 const TOMBSTONE_COLUMNS: readonly ColumnKind[] = ["int", "text", "text"];
 

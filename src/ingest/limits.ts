@@ -49,8 +49,16 @@ interface NumberLimit {
 
 const COUNT = { min: 0, max: MAX_INTEGER, integer: true };
 
-/** Every numeric field an event can carry, with its range. */
-export const NUMBER_LIMITS: Readonly<Record<string, NumberLimit>> = {
+/** The number-valued fields of each kind of event. */
+type NumberFields<T> = T extends unknown
+  ? { [K in keyof T]-?: Exclude<T[K], undefined | null> extends number ? K : never }[keyof T]
+  : never;
+
+/**
+ * Every numeric field an event can carry, with its range. Typed by the
+ * events' fields: a new number field is a type error here until it has one.
+ */
+export const NUMBER_LIMITS: Readonly<Record<NumberFields<TelemetryEvent>, NumberLimit>> = {
   timeMs: { label: "time (ms)", min: TIME_MIN_MS, max: TIME_MAX_MS, integer: true },
   durationMs: { label: "duration_ms", ...COUNT },
   resultSizeBytes: { label: "result size", ...COUNT },
@@ -97,9 +105,27 @@ const id = (label: string): TextLimit => ({ label, bytes: ID_MAX_BYTES, over: "r
 const key = (label: string): TextLimit => ({ label, bytes: NAME_MAX_BYTES, over: "reject" });
 const note = (label: string): TextLimit => ({ label, bytes: NAME_MAX_BYTES, over: "truncate" });
 
-/** Every text field an event can carry, with its cap. */
-export const TEXT_LIMITS: Readonly<Record<string, TextLimit>> = {
+/** The string-valued fields of each kind of event. */
+type StringFields<T> = T extends unknown
+  ? { [K in keyof T]-?: Exclude<T[K], undefined> extends string ? K : never }[keyof T]
+  : never;
+
+/**
+ * String fields the mappers fill from their own vocabulary (an enum, a
+ * derived identity), never with the sender's text as it came: no cap needed.
+ */
+type OwnWords = "kind" | "identity" | "toolType" | "category" | "outcome" | "source";
+
+/**
+ * Every text field an event can carry, with its cap. Typed by the events'
+ * fields: a new string field is a type error here until it has a cap (or is
+ * one of {@link OwnWords}), so no sender text goes uncapped by omission.
+ */
+export const TEXT_LIMITS: Readonly<
+  Record<Exclude<StringFields<TelemetryEvent>, OwnWords>, TextLimit>
+> = {
   sessionId: id("session id"),
+  parentSessionId: id("parent session id"),
   toolCallId: id("tool call id"),
   toolUseId: id("tool use id"),
   promptId: id("prompt id"),
@@ -200,13 +226,15 @@ function recordReason(record: OtlpRecord): string | undefined {
     : `event.sequence out of range: ${preview(sequence)} (an integer 0 to 2^53-1 accepted)`;
 }
 
+const TEXT_LIMIT_ENTRIES = Object.entries(TEXT_LIMITS) as [string, TextLimit][];
+const NUMBER_LIMIT_ENTRIES = Object.entries(NUMBER_LIMITS) as [string, NumberLimit][];
+
 /** Why one of the event's numbers is out of range, if one is. */
 function numberReason(event: TelemetryEvent): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
-  for (const name in NUMBER_LIMITS) {
+  for (const [name, limit] of NUMBER_LIMIT_ENTRIES) {
     const value = fields[name];
     if (value === undefined || value === null) continue;
-    const limit = NUMBER_LIMITS[name]!;
     if (
       typeof value !== "number" || !(value >= limit.min && value <= limit.max) ||
       (limit.integer && !Number.isInteger(value))
@@ -225,11 +253,10 @@ function numberReason(event: TelemetryEvent): string | undefined {
  */
 function capTexts(event: TelemetryEvent): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
-  for (const name in TEXT_LIMITS) {
+  for (const [name, limit] of TEXT_LIMIT_ENTRIES) {
     const value = fields[name];
     // Three UTF-8 bytes at most per UTF-16 unit: most texts need no count.
-    if (typeof value !== "string" || value.length * 3 <= TEXT_LIMITS[name]!.bytes) continue;
-    const limit = TEXT_LIMITS[name]!;
+    if (typeof value !== "string" || value.length * 3 <= limit.bytes) continue;
     const bytes = utf8Bytes(value);
     if (bytes <= limit.bytes) continue;
     if (limit.over === "reject") {

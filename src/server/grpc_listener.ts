@@ -36,6 +36,12 @@ const METHODS: Record<string, Signal> = {
 
 const ACCEPT_ENCODING = "identity,gzip";
 
+/**
+ * A connection that has not sent the HTTP/2 client preface (with its SETTINGS)
+ * this long after it was accepted is destroyed; with TLS, the TLS handshake
+ * has as long again. Afterwards the idle rules below govern it.
+ */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** A stream that sends nothing for this long is cancelled (a trickling or stalled client). */
 const STREAM_IDLE_MS = 30_000;
 /** A connection without streams for this long is closed; exporters reconnect. */
@@ -65,13 +71,23 @@ export async function startGrpcListener(
   deps: GrpcListenerDeps,
 ): Promise<GrpcListener> {
   const server = tls
-    ? http2.createSecureServer({ cert: tls.cert, key: tls.key, allowHTTP1: false })
+    ? http2.createSecureServer({
+      cert: tls.cert,
+      key: tls.key,
+      allowHTTP1: false,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+    })
     : http2.createServer();
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
     session.setTimeout(SESSION_IDLE_MS, () => session.close());
-    session.on("close", () => sessions.delete(session));
+    const handshake = setTimeout(() => session.destroy(), HANDSHAKE_TIMEOUT_MS);
+    session.once("remoteSettings", () => clearTimeout(handshake));
+    session.on("close", () => {
+      clearTimeout(handshake);
+      sessions.delete(session);
+    });
     // A client that resets its connection is no fault of ours.
     session.on("error", () => {});
   });
@@ -308,5 +324,9 @@ function readFramed(stream: http2.ServerHttp2Stream, maxBytes: number): Promise<
   stream.on("data", onData);
   stream.on("end", onEnd);
   stream.on("close", onClose);
+  // The stream may have ended or closed while the key was checked: a HEADERS
+  // frame with END_STREAM (no message) is ended before anyone reads it.
+  if (stream.closed) onClose();
+  else if (stream.readableEnded) onEnd();
   return promise;
 }

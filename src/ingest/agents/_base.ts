@@ -30,6 +30,7 @@
  */
 
 import type {
+  Attributes,
   AttributeValue,
   DecisionEvent,
   MapResult,
@@ -40,7 +41,7 @@ import type {
 } from "../types.ts";
 import { decisionRejects, toolCategory } from "./_classify.ts";
 import type { ToolType } from "./_classify.ts";
-import { str, strOf } from "./_coerce.ts";
+import { isStructured, str, strOf } from "./_coerce.ts";
 import type { AgentSpec } from "./_spec.ts";
 import type { EventTime } from "./_time.ts";
 
@@ -53,8 +54,16 @@ function unusable(reason: string): MapResult {
 
 /** Unusable: the record carries no session id. */
 export const noSessionId: MapResult = unusable("No session id");
+/** Unusable: the record's session id is an array or a kvlist (see `_coerce.ts`). */
+export const sessionIdNotString: MapResult = unusable(
+  "Session id is not a string (an array or kvlist value)",
+);
 /** Unusable: a tool event without a tool name. */
 export const noToolName: MapResult = unusable("No tool name on a tool event");
+/** Unusable: a tool event whose tool name is an array or a kvlist (see `_coerce.ts`). */
+export const toolNameNotString: MapResult = unusable(
+  "Tool name is not a string (an array or kvlist value)",
+);
 /** Unusable: no `event.timestamp`, `timeUnixNano` or `observedTimeUnixNano` that parses. */
 export const noTime: MapResult = unusable("No parsable time");
 
@@ -222,6 +231,24 @@ export function wholeMs(ms: number | undefined): number | null {
 /** The session id from the attribute `key`, else the same resource attribute. */
 export function sessionIdOf(record: OtlpRecord, key: string): string | undefined {
   return str(record.attributes[key]) ?? str(record.resource[key]);
+}
+
+/**
+ * Why {@link sessionIdOf} found no session id under `key`: an array or
+ * kvlist sent in its place, else none sent.
+ */
+export function missingSessionId(record: OtlpRecord, key: string): MapResult {
+  return isStructured(record.attributes[key]) || isStructured(record.resource[key])
+    ? sessionIdNotString
+    : noSessionId;
+}
+
+/** Why no tool name was found under `keys`: an array or kvlist sent in its place, else none sent. */
+export function missingToolName(attributes: Attributes, keys: readonly string[]): MapResult {
+  for (let i = 0; i < keys.length; i++) {
+    if (isStructured(attributes[keys[i] as string])) return toolNameNotString;
+  }
+  return noToolName;
 }
 
 /** Identity of an event about an agent call id (decision and result share it). */

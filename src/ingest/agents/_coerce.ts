@@ -5,22 +5,47 @@
  * through one of these functions. They are called for every attribute of
  * every record: no regular expressions, no allocation on the common path.
  * Numbers out of range throw `OutOfRangeError` (see `../limits.ts`).
+ *
+ * Two rules hold for every read (issue #32):
+ *
+ * - **Text is read from scalars only.** An identifier, name or label
+ *   ({@link str}, {@link strOf}: session ids, tool names, call ids, models,
+ *   decisions, error texts, …) is a string, a finite number or a boolean,
+ *   written out; OTLP bytes arrive as their hex string, so they count as a
+ *   string. An array or a kvlist is not text: it is never JSON-encoded into
+ *   one (a session id `{"a":1}` would be a session no agent has), it reads
+ *   as absent, like an empty string, and the next key is tried. A field the
+ *   event cannot do without (the session id, a tool event's tool name) that
+ *   is absent makes the record unusable, and the reason says when an array
+ *   or kvlist was sent in its place (`Session id is not a string …`, see
+ *   `_base.ts`). Only fields whose content may be structured keep it as JSON
+ *   text: arguments ({@link jsonText}) and results ({@link text}).
+ * - **NaN and infinities are out of range wherever a number is read**
+ *   ({@link num}, {@link count} and every reader built on them: durations,
+ *   sizes, tokens, costs): sent as doubles or as text (`NaN`, `Infinity`,
+ *   `-inf`, `1e999`, any case), they throw `OutOfRangeError` and the record
+ *   is unusable, as a number past any other bound is. Read as a text or a
+ *   boolean, a NaN or infinite double means nothing and is absent.
  */
 
 import { MAX_INTEGER, OutOfRangeError } from "../limits.ts";
 import type { Attributes, AttributeValue } from "../types.ts";
 
 /**
- * The attribute as a non-empty string, or undefined when absent, null or
- * empty. Numbers and booleans are written out; arrays and maps are
- * JSON-encoded.
+ * The attribute as a non-empty string, or undefined when absent, null,
+ * empty, an array or a kvlist (never JSON-encoded) or a NaN or infinite
+ * double. Finite numbers and booleans are written out.
  */
 export function str(value: AttributeValue | undefined): string | undefined {
   if (typeof value === "string") return value === "" ? undefined : value;
-  if (value === undefined || value === null) return undefined;
   if (typeof value === "number") return Number.isFinite(value) ? String(value) : undefined;
   if (typeof value === "boolean") return value ? "true" : "false";
-  return JSON.stringify(value);
+  return undefined;
+}
+
+/** Whether the attribute is an array or a kvlist: a value that is not text (see {@link str}). */
+export function isStructured(value: AttributeValue | undefined): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 /** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
@@ -71,8 +96,9 @@ export function textOf(attributes: Attributes, keys: readonly string[]): string 
 /**
  * The attribute as a finite number, or undefined. Numeric strings (`"42"`,
  * `" 1.5 "`) are parsed; empty strings, booleans and other text are not
- * numbers. A number that is not finite (NaN, ±Infinity, `"1e999"`) is out of
- * range: throws {@link OutOfRangeError}, which rejects the record.
+ * numbers. A number that is not finite is out of range, whether a double
+ * (NaN, ±Infinity) or text that names one (`"NaN"`, `"-Infinity"`, `"inf"`,
+ * `"1e999"`): throws {@link OutOfRangeError}, which rejects the record.
  */
 export function num(value: AttributeValue | undefined): number | undefined {
   if (typeof value === "number") {
@@ -86,7 +112,7 @@ export function num(value: AttributeValue | undefined): number | undefined {
       // Number("  ") is 0: only accept strings with a digit in them.
       return n === 0 && !hasDigit(value) ? undefined : n;
     }
-    if (n === Infinity || n === -Infinity) {
+    if (n === Infinity || n === -Infinity || namesNonFinite(value)) {
       throw new OutOfRangeError(`A number out of range: ${value.slice(0, 40)}`);
     }
     return undefined;
@@ -111,7 +137,8 @@ export function count(value: AttributeValue | undefined): number | undefined {
 
 /**
  * The attribute as a boolean, or undefined. Accepts `true`/`false`, the
- * strings `"true"`/`"false"`/`"1"`/`"0"` in any case, and numbers (0 is false).
+ * strings `"true"`/`"false"`/`"1"`/`"0"` in any case, and finite numbers (0
+ * is false); a NaN or infinite double is no boolean.
  */
 export function bool(value: AttributeValue | undefined): boolean | undefined {
   if (typeof value === "boolean") return value;
@@ -129,7 +156,7 @@ export function bool(value: AttributeValue | undefined): boolean | undefined {
     if (lower === "false" || lower === "0" || lower === "no") return false;
     return undefined;
   }
-  if (typeof value === "number") return value !== 0;
+  if (typeof value === "number") return Number.isFinite(value) ? value !== 0 : undefined;
   return undefined;
 }
 
@@ -199,6 +226,19 @@ export function utf8Length(s: string): number {
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * Whether a text that is not a JavaScript number names a non-finite one as
+ * other languages write it: `nan`, `inf` or `infinity`, in any case, with an
+ * optional sign and surrounding spaces (Python's `nan` and `-inf`, Go's
+ * `+Inf`, C's `-nan`).
+ */
+function namesNonFinite(s: string): boolean {
+  if (s.length > 16) return false;
+  let t = s.trim().toLowerCase();
+  if (t.charCodeAt(0) === 0x2b || t.charCodeAt(0) === 0x2d) t = t.slice(1);
+  return t === "nan" || t === "inf" || t === "infinity";
 }
 
 function hasDigit(s: string): boolean {

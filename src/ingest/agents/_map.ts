@@ -12,13 +12,13 @@ import {
   ignored,
   inputWithoutCache,
   mapped,
+  missingSessionId,
+  missingToolName,
   modelIdentity,
   newDecision,
   newModelCall,
   newToolCall,
-  noSessionId,
   noTime,
-  noToolName,
   sessionIdOf,
   toolIdentity,
   wholeMs,
@@ -270,7 +270,7 @@ function eventBasics(
   agent: AgentSpec,
 ): { sessionId: string; time: EventTime } | MapResult {
   const sessionId = sessionIdOf(record, agent.sessionKey);
-  if (sessionId === undefined) return noSessionId;
+  if (sessionId === undefined) return missingSessionId(record, agent.sessionKey);
   const time = eventTime(record);
   if (time === undefined) return noTime;
   return { sessionId, time };
@@ -282,9 +282,9 @@ function toolEventBasics(
   agent: AgentSpec,
 ): { sessionId: string; toolName: string; time: EventTime } | MapResult {
   const sessionId = sessionIdOf(record, agent.sessionKey);
-  if (sessionId === undefined) return noSessionId;
+  if (sessionId === undefined) return missingSessionId(record, agent.sessionKey);
   const toolName = strOf(record.attributes, agent.toolNameKey);
-  if (toolName === undefined) return noToolName;
+  if (toolName === undefined) return missingToolName(record.attributes, agent.toolNameKey);
   const time = eventTime(record);
   if (time === undefined) return noTime;
   return { sessionId, toolName, time };

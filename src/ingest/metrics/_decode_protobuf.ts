@@ -3,6 +3,8 @@ import {
   FIRST_LEN,
   I64,
   LEN,
+  type MessageSchema,
+  messageSchema,
   OtlpWireReader,
   SECOND_LEN,
   tag,
@@ -40,6 +42,53 @@ const HISTOGRAM_SUM = tag(5, I64);
 const HISTOGRAM_ATTRIBUTES = tag(9, LEN);
 const HISTOGRAM_FLAGS = tag(10, VARINT);
 
+// Every field of the messages read (opentelemetry-proto collector and
+// metrics v1), read or not: one in another wire type is malformed.
+const EXPORT_REQUEST = messageSchema("ExportMetricsServiceRequest", { 1: LEN });
+const RESOURCE_METRICS = messageSchema("ResourceMetrics", { 1: LEN, 2: LEN, 3: LEN });
+const SCOPE_METRICS = messageSchema("ScopeMetrics", { 1: LEN, 2: LEN, 3: LEN });
+const METRIC = messageSchema("Metric", {
+  1: LEN,
+  2: LEN,
+  3: LEN,
+  5: LEN,
+  7: LEN,
+  9: LEN,
+  10: LEN,
+  11: LEN,
+  12: LEN,
+});
+const DATA: Record<MetricKind | "exponential_histogram" | "summary", MessageSchema> = {
+  gauge: messageSchema("Gauge", { 1: LEN }),
+  sum: messageSchema("Sum", { 1: LEN, 2: VARINT, 3: VARINT }),
+  histogram: messageSchema("Histogram", { 1: LEN, 2: VARINT }),
+  "exponential_histogram": messageSchema("ExponentialHistogram", { 1: LEN, 2: VARINT }),
+  summary: messageSchema("Summary", { 1: LEN }),
+};
+const NUMBER_DATA_POINT = messageSchema("NumberDataPoint", {
+  2: I64,
+  3: I64,
+  4: I64,
+  5: LEN,
+  6: I64,
+  7: LEN,
+  8: VARINT,
+});
+const HISTOGRAM_DATA_POINT = messageSchema("HistogramDataPoint", {
+  2: I64,
+  3: I64,
+  4: I64,
+  5: I64,
+  // Repeated fixed64 and double: packed, or one by one.
+  6: [LEN, I64],
+  7: [LEN, I64],
+  8: LEN,
+  9: LEN,
+  10: VARINT,
+  11: I64,
+  12: I64,
+});
+
 /**
  * Decodes a protobuf `ExportMetricsServiceRequest`. Throws plain errors on
  * malformed input, which the caller turns into `OtlpDecodeError`.
@@ -55,9 +104,9 @@ class MetricsDecoder extends OtlpWireReader {
   request(): DecodedMetrics {
     const end = this.reader.len;
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) this.resourceMetrics(this.messageEnd());
-      else this.skip(key);
+      else this.skipField(key, EXPORT_REQUEST);
     }
     this.expectEnd(end);
     return this.decoded;
@@ -68,10 +117,10 @@ class MetricsDecoder extends OtlpWireReader {
     // Filled in place, so points read before a late `resource` field still share it.
     const resource: Attributes = {};
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
       else if (key === SECOND_LEN) this.scopeMetrics(this.messageEnd(), resource);
-      else this.skip(key);
+      else this.skipField(key, RESOURCE_METRICS);
     }
     this.expectEnd(end);
   }
@@ -81,10 +130,10 @@ class MetricsDecoder extends OtlpWireReader {
     const first = this.decoded.points.length;
     let scopeName = "";
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) scopeName = this.scopeName(this.messageEnd());
       else if (key === SECOND_LEN) this.metric(this.messageEnd(), resource);
-      else this.skip(key);
+      else this.skipField(key, SCOPE_METRICS);
     }
     this.expectEnd(end);
     for (let i = first; i < this.decoded.points.length; i++) {
@@ -100,7 +149,7 @@ class MetricsDecoder extends OtlpWireReader {
     let unit = "";
     const unsupported: { kind: "exponential_histogram" | "summary"; points: number }[] = [];
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       switch (key) {
         case FIRST_LEN:
           name = this.string();
@@ -118,13 +167,16 @@ class MetricsDecoder extends OtlpWireReader {
           this.data(this.messageEnd(), "histogram", resource);
           break;
         case METRIC_EXPONENTIAL_HISTOGRAM:
-          unsupported.push({ kind: "exponential_histogram", points: this.countPoints() });
+          unsupported.push({
+            kind: "exponential_histogram",
+            points: this.countPoints(DATA.exponential_histogram),
+          });
           break;
         case METRIC_SUMMARY:
-          unsupported.push({ kind: "summary", points: this.countPoints() });
+          unsupported.push({ kind: "summary", points: this.countPoints(DATA.summary) });
           break;
         default:
-          this.skip(key);
+          this.skipField(key, METRIC);
       }
     }
     this.expectEnd(end);
@@ -142,8 +194,9 @@ class MetricsDecoder extends OtlpWireReader {
     const first = points.length;
     let temporality = 0;
     let monotonic = false;
+    const schema = DATA[kind];
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) {
         const pointEnd = this.messageEnd();
         if (kind === "histogram") this.histogramPoint(pointEnd, resource);
@@ -151,7 +204,7 @@ class MetricsDecoder extends OtlpWireReader {
       } else if (key === AGGREGATION_TEMPORALITY && kind !== "gauge") {
         temporality = this.reader.int32();
       } else if (key === IS_MONOTONIC && kind === "sum") monotonic = this.reader.bool();
-      else this.skip(key);
+      else this.skipField(key, schema);
     }
     this.expectEnd(end);
     const decodedTemporality = kind === "gauge" ? "unspecified" : temporalityOf(temporality);
@@ -162,15 +215,15 @@ class MetricsDecoder extends OtlpWireReader {
   }
 
   /** The number of data points (1) of a data member we do not read. */
-  private countPoints(): number {
+  private countPoints(schema: MessageSchema): number {
     const end = this.messageEnd();
     let count = 0;
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) {
         count++;
         this.reader.pos = this.messageEnd();
-      } else this.skip(key);
+      } else this.skipField(key, schema);
     }
     this.expectEnd(end);
     return count;
@@ -180,7 +233,7 @@ class MetricsDecoder extends OtlpWireReader {
   private numberPoint(end: number, kind: MetricKind, resource: Attributes): void {
     const point = this.newPoint(kind, resource);
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       switch (key) {
         case NUMBER_ATTRIBUTES:
           this.keyValue(this.messageEnd(), point.attributes, 0);
@@ -201,7 +254,7 @@ class MetricsDecoder extends OtlpWireReader {
           point.noRecordedValue = (this.reader.uint32() & NO_RECORDED_VALUE) !== 0;
           break;
         default:
-          this.skip(key);
+          this.skipField(key, NUMBER_DATA_POINT);
       }
     }
     this.expectEnd(end);
@@ -212,7 +265,7 @@ class MetricsDecoder extends OtlpWireReader {
     const point = this.newPoint("histogram", resource);
     point.count = 0;
     while (this.reader.pos < end) {
-      const key = this.reader.uint32();
+      const key = this.nextTag();
       switch (key) {
         case HISTOGRAM_ATTRIBUTES:
           this.keyValue(this.messageEnd(), point.attributes, 0);
@@ -233,7 +286,7 @@ class MetricsDecoder extends OtlpWireReader {
           point.noRecordedValue = (this.reader.uint32() & NO_RECORDED_VALUE) !== 0;
           break;
         default:
-          this.skip(key);
+          this.skipField(key, HISTOGRAM_DATA_POINT);
       }
     }
     this.expectEnd(end);

@@ -1,7 +1,18 @@
 import type { Attributes, AttributeValue, OtlpRecord } from "../types.ts";
 import { eventNameOf } from "./_record.ts";
 import type { Signal } from "./_types.ts";
-import { FIRST_LEN, I64, LEN, OtlpWireReader, SECOND_LEN, tag, VARINT } from "./wire_reader.ts";
+import {
+  FIRST_LEN,
+  I32,
+  I64,
+  LEN,
+  type MessageSchema,
+  messageSchema,
+  OtlpWireReader,
+  SECOND_LEN,
+  tag,
+  VARINT,
+} from "./wire_reader.ts";
 
 const LOG_TIME = tag(1, I64);
 const LOG_BODY = tag(5, LEN);
@@ -21,6 +32,50 @@ const SPAN_STATUS = tag(15, LEN);
 const STATUS_MESSAGE = tag(2, LEN);
 const STATUS_CODE = tag(3, VARINT);
 
+// Every field of the messages read (opentelemetry-proto collector, logs and
+// trace v1), read or not: one in another wire type is malformed.
+const EXPORT_REQUEST: Record<Signal, MessageSchema> = {
+  logs: messageSchema("ExportLogsServiceRequest", { 1: LEN }),
+  traces: messageSchema("ExportTraceServiceRequest", { 1: LEN }),
+  metrics: messageSchema("ExportMetricsServiceRequest", { 1: LEN }),
+};
+const RESOURCE_LOGS = messageSchema("ResourceLogs", { 1: LEN, 2: LEN, 3: LEN });
+const RESOURCE_SPANS = messageSchema("ResourceSpans", { 1: LEN, 2: LEN, 3: LEN });
+const SCOPE_LOGS = messageSchema("ScopeLogs", { 1: LEN, 2: LEN, 3: LEN });
+const SCOPE_SPANS = messageSchema("ScopeSpans", { 1: LEN, 2: LEN, 3: LEN });
+const LOG_RECORD = messageSchema("LogRecord", {
+  1: I64,
+  2: VARINT,
+  3: LEN,
+  5: LEN,
+  6: LEN,
+  7: VARINT,
+  8: I32,
+  9: LEN,
+  10: LEN,
+  11: I64,
+  12: LEN,
+});
+const SPAN = messageSchema("Span", {
+  1: LEN,
+  2: LEN,
+  3: LEN,
+  4: LEN,
+  5: LEN,
+  6: VARINT,
+  7: I64,
+  8: I64,
+  9: LEN,
+  10: VARINT,
+  11: LEN,
+  12: VARINT,
+  13: LEN,
+  14: VARINT,
+  15: LEN,
+  16: I32,
+});
+const STATUS = messageSchema("Status", { 2: LEN, 3: VARINT });
+
 /**
  * Decodes a protobuf `ExportLogsServiceRequest` or `ExportTraceServiceRequest`
  * into records; a metrics request is only checked for framing. Throws plain
@@ -28,9 +83,9 @@ const STATUS_CODE = tag(3, VARINT);
  */
 export function decodeProtobuf(bytes: Uint8Array, signal: Signal): OtlpRecord[] {
   const decoder = new ProtobufDecoder(bytes);
-  if (signal === "logs") decoder.exportRequest(decoder.resourceLogs);
-  else if (signal === "traces") decoder.exportRequest(decoder.resourceSpans);
-  else decoder.exportRequest(decoder.skipMessage);
+  if (signal === "logs") decoder.exportRequest(EXPORT_REQUEST.logs, decoder.resourceLogs);
+  else if (signal === "traces") decoder.exportRequest(EXPORT_REQUEST.traces, decoder.resourceSpans);
+  else decoder.exportRequest(EXPORT_REQUEST.metrics, decoder.skipMessage);
   return decoder.records;
 }
 
@@ -38,13 +93,16 @@ export function decodeProtobuf(bytes: Uint8Array, signal: Signal): OtlpRecord[] 
 class ProtobufDecoder extends OtlpWireReader {
   readonly records: OtlpRecord[] = [];
 
-  exportRequest(resourceEntry: (this: ProtobufDecoder, end: number) => void): void {
+  exportRequest(
+    request: MessageSchema,
+    resourceEntry: (this: ProtobufDecoder, end: number) => void,
+  ): void {
     const reader = this.reader;
     const end = reader.len;
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) resourceEntry.call(this, this.messageEnd());
-      else this.skip(key);
+      else this.skipField(key, request);
     }
     this.expectEnd(end);
   }
@@ -55,10 +113,11 @@ class ProtobufDecoder extends OtlpWireReader {
     // Filled in place, so records read before a late `resource` field still share it.
     const resource: Attributes = {};
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
-      else if (key === SECOND_LEN) this.scopeEntries(this.messageEnd(), resource, this.logRecord);
-      else this.skip(key);
+      else if (key === SECOND_LEN) {
+        this.scopeEntries(this.messageEnd(), SCOPE_LOGS, resource, this.logRecord);
+      } else this.skipField(key, RESOURCE_LOGS);
     }
     this.expectEnd(end);
   }
@@ -68,10 +127,11 @@ class ProtobufDecoder extends OtlpWireReader {
     const reader = this.reader;
     const resource: Attributes = {};
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
-      else if (key === SECOND_LEN) this.scopeEntries(this.messageEnd(), resource, this.span);
-      else this.skip(key);
+      else if (key === SECOND_LEN) {
+        this.scopeEntries(this.messageEnd(), SCOPE_SPANS, resource, this.span);
+      } else this.skipField(key, RESOURCE_SPANS);
     }
     this.expectEnd(end);
   }
@@ -83,6 +143,7 @@ class ProtobufDecoder extends OtlpWireReader {
   /** `ScopeLogs` / `ScopeSpans`: scope (1), log_records / spans (2). */
   private scopeEntries(
     end: number,
+    scope: MessageSchema,
     resource: Attributes,
     entry: (this: ProtobufDecoder, end: number, resource: Attributes, scopeName: string) => void,
   ): void {
@@ -91,12 +152,12 @@ class ProtobufDecoder extends OtlpWireReader {
     let scopeName = "";
     let scopeLate = false;
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === SECOND_LEN) entry.call(this, this.messageEnd(), resource, scopeName);
       else if (key === FIRST_LEN) {
         scopeName = this.scopeName(this.messageEnd());
         scopeLate = this.records.length > first;
-      } else this.skip(key);
+      } else this.skipField(key, scope);
     }
     this.expectEnd(end);
     if (scopeLate) {
@@ -114,7 +175,7 @@ class ProtobufDecoder extends OtlpWireReader {
     let spanId = "";
     let eventName = "";
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       switch (key) {
         case LOG_ATTRIBUTES:
           this.keyValue(this.messageEnd(), attributes, 0);
@@ -138,7 +199,7 @@ class ProtobufDecoder extends OtlpWireReader {
           eventName = this.string();
           break;
         default:
-          this.skip(key);
+          this.skipField(key, LOG_RECORD);
       }
     }
     this.expectEnd(end);
@@ -170,7 +231,7 @@ class ProtobufDecoder extends OtlpWireReader {
     let statusCode = 0;
     let statusMessage = "";
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       switch (key) {
         case SPAN_ATTRIBUTES:
           this.keyValue(this.messageEnd(), attributes, 0);
@@ -193,16 +254,16 @@ class ProtobufDecoder extends OtlpWireReader {
         case SPAN_STATUS: {
           const statusEnd = this.messageEnd();
           while (reader.pos < statusEnd) {
-            const statusKey = reader.uint32();
+            const statusKey = this.nextTag();
             if (statusKey === STATUS_CODE) statusCode = reader.int32();
             else if (statusKey === STATUS_MESSAGE) statusMessage = this.string();
-            else this.skip(statusKey);
+            else this.skipField(statusKey, STATUS);
           }
           this.expectEnd(statusEnd);
           break;
         }
         default:
-          this.skip(key);
+          this.skipField(key, SPAN);
       }
     }
     this.expectEnd(end);

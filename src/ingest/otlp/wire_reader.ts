@@ -4,6 +4,20 @@
  * attributes and `AnyValue`s, strings, ids, times, framing. Throws plain
  * errors on malformed input, which the callers turn into `OtlpDecodeError`.
  *
+ * What is malformed, in every message read (issue #32):
+ *
+ * - A field the message's schema ({@link MessageSchema}) defines, sent in
+ *   another wire type than the schema's: e.g. `08 b9 60`, `resource_logs`
+ *   (length-delimited) as a varint. A field number the schema does not
+ *   define (a newer OTLP's, or a reserved one) is skipped whatever its wire
+ *   type: that is protobuf's forward compatibility. A repeated numeric field
+ *   may come packed or one by one, so both its wire types are its own.
+ * - A varint longer than 10 bytes (no 64-bit value needs more), wherever it
+ *   is: a value, a skipped field, a tag, a length, inside a skipped group.
+ * - A tag whose value does not fit in 32 bits (tags are uint32), and a length
+ *   that runs past the end of its body or message. Neither is truncated to
+ *   32 bits and read as another tag or length.
+ *
  * @module
  */
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
@@ -31,7 +45,65 @@ export function tag(field: number, wireType: WireType): number {
 
 export const LEN = WireType.LengthDelimited;
 export const I64 = WireType.Bit64;
+export const I32 = WireType.Bit32;
 export const VARINT = WireType.Varint;
+
+/** No varint (64 bits, 7 per byte) takes more bytes. */
+const MAX_VARINT_BYTES = 10;
+const MAX_TAG = 0xffff_ffff;
+const WIRE_TYPE_NAMES = ["varint", "i64", "len", "start group", "end group", "i32", "6", "7"];
+
+/**
+ * The wire types of the fields of one OTLP message, by field number: a bit
+ * per wire type the field may be sent in, 0 for a number the message does
+ * not define (unknown: skipped).
+ */
+export interface MessageSchema {
+  /** The message's name in opentelemetry-proto, for errors. */
+  readonly name: string;
+  readonly wireTypes: Uint8Array;
+}
+
+/**
+ * The schema of a message: each field number it defines (read or not) and
+ * its wire type, or both of a packable repeated number's.
+ */
+export function messageSchema(
+  name: string,
+  fields: Readonly<Record<number, WireType | readonly WireType[]>>,
+): MessageSchema {
+  const numbers = Object.keys(fields).map(Number);
+  const wireTypes = new Uint8Array(Math.max(...numbers) + 1);
+  for (const number of numbers) {
+    const types = fields[number]!;
+    for (const type of typeof types === "number" ? [types] : types) {
+      wireTypes[number] = wireTypes[number]! | (1 << type);
+    }
+  }
+  return { name, wireTypes };
+}
+
+// opentelemetry-proto common/v1 and resource/v1.
+const RESOURCE = messageSchema("Resource", { 1: LEN, 2: VARINT, 3: LEN });
+const INSTRUMENTATION_SCOPE = messageSchema("InstrumentationScope", {
+  1: LEN,
+  2: LEN,
+  3: LEN,
+  4: VARINT,
+});
+const KEY_VALUE = messageSchema("KeyValue", { 1: LEN, 2: LEN, 3: VARINT });
+const ANY_VALUE = messageSchema("AnyValue", {
+  1: LEN,
+  2: VARINT,
+  3: VARINT,
+  4: I64,
+  5: LEN,
+  6: LEN,
+  7: LEN,
+  8: VARINT,
+});
+const ARRAY_VALUE = messageSchema("ArrayValue", { 1: LEN });
+const KEY_VALUE_LIST = messageSchema("KeyValueList", { 1: LEN });
 
 // The first two length-delimited fields of several messages:
 // 1: Export*ServiceRequest.resource_*, Resource.attributes, InstrumentationScope.name,
@@ -56,13 +128,13 @@ export class OtlpWireReader {
     this.reader = new BinaryReader(bytes);
   }
 
-  /** A list of `KeyValue`s in field 1 (`Resource.attributes`) into `into`. */
+  /** A `Resource`: its `KeyValue`s in field 1 (`attributes`) into `into`. */
   protected attributeList(end: number, into: Attributes): void {
     const reader = this.reader;
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) this.keyValue(this.messageEnd(), into, 0);
-      else this.skip(key);
+      else this.skipField(key, RESOURCE);
     }
     this.expectEnd(end);
   }
@@ -72,9 +144,9 @@ export class OtlpWireReader {
     const reader = this.reader;
     let name = "";
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) name = this.string();
-      else this.skip(key);
+      else this.skipField(key, INSTRUMENTATION_SCOPE);
     }
     this.expectEnd(end);
     return name;
@@ -86,10 +158,10 @@ export class OtlpWireReader {
     let name = "";
     let value: AttributeValue = null;
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) name = this.string();
       else if (key === SECOND_LEN) value = this.anyValue(this.messageEnd(), depth);
-      else this.skip(key);
+      else this.skipField(key, KEY_VALUE);
     }
     this.expectEnd(end);
     setAttribute(into, name, value);
@@ -100,7 +172,7 @@ export class OtlpWireReader {
     const reader = this.reader;
     let value: AttributeValue = null;
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       switch (key) {
         case ANY_STRING:
           value = this.string();
@@ -127,7 +199,7 @@ export class OtlpWireReader {
           break;
         }
         default:
-          this.skip(key);
+          this.skipField(key, ANY_VALUE);
       }
     }
     this.expectEnd(end);
@@ -140,9 +212,9 @@ export class OtlpWireReader {
     const reader = this.reader;
     const values: AttributeValue[] = [];
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) values.push(this.anyValue(this.messageEnd(), depth));
-      else this.skip(key);
+      else this.skipField(key, ARRAY_VALUE);
     }
     this.expectEnd(end);
     return values;
@@ -154,9 +226,9 @@ export class OtlpWireReader {
     const reader = this.reader;
     const values: Attributes = {};
     while (reader.pos < end) {
-      const key = reader.uint32();
+      const key = this.nextTag();
       if (key === FIRST_LEN) this.keyValue(this.messageEnd(), values, depth);
-      else this.skip(key);
+      else this.skipField(key, KEY_VALUE_LIST);
     }
     this.expectEnd(end);
     return values;
@@ -233,7 +305,7 @@ export class OtlpWireReader {
   /** Reads a length prefix and returns where the value ends. */
   protected messageEnd(): number {
     const reader = this.reader;
-    const length = reader.uint32();
+    const length = this.varint();
     const end = reader.pos + length;
     if (end > reader.len) throw new Error("length-delimited field runs past the end of the body");
     return end;
@@ -243,9 +315,97 @@ export class OtlpWireReader {
     if (this.reader.pos !== end) throw new Error("field runs past the end of its message");
   }
 
-  protected skip(key: number): void {
+  /** A field's tag: a varint of at most 10 bytes whose value fits in 32 bits. */
+  protected nextTag(): number {
+    const reader = this.reader;
+    // Tags of fields 1 to 15 take one byte.
+    const byte = this.bytes[reader.pos]!;
+    if (byte < 0x80) {
+      reader.pos++;
+      return byte;
+    }
+    const tag = this.varint();
+    if (tag > MAX_TAG) throw new Error("a field tag does not fit in 32 bits");
+    return tag;
+  }
+
+  /**
+   * Skips a field `message`'s loop does not read: one of a number the
+   * message does not define, or of a number it does in that number's wire
+   * type. A defined number in another wire type is malformed.
+   */
+  protected skipField(key: number, message: MessageSchema): void {
+    const field = key >>> 3;
+    const wireType = key & 7;
+    const own = field < message.wireTypes.length ? message.wireTypes[field]! : 0;
+    if (own !== 0 && (own & (1 << wireType)) === 0) {
+      const expected = WIRE_TYPE_NAMES.filter((_, type) => (own & (1 << type)) !== 0)
+        .join(" or ");
+      throw new Error(
+        `${message.name} field ${field} has wire type ${wireType} (${
+          WIRE_TYPE_NAMES[wireType]
+        }), not ${expected}`,
+      );
+    }
+    this.skip(key, 0);
+  }
+
+  /**
+   * A varint's value as a number (exact up to 2^53, larger ones only as
+   * large), refusing one longer than 10 bytes or past the end of the body.
+   */
+  private varint(): number {
+    const bytes = this.bytes;
+    const reader = this.reader;
+    let pos = reader.pos;
+    let value = 0;
+    let scale = 1;
+    for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+      if (pos >= reader.len) throw new Error("varint runs past the end of the body");
+      const byte = bytes[pos++]!;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) {
+        reader.pos = pos;
+        return value;
+      }
+      scale *= 128;
+    }
+    throw new Error(`varint longer than ${MAX_VARINT_BYTES} bytes`);
+  }
+
+  /** Skips one field of any wire type; a group's fields are skipped as unknown ones. */
+  private skip(key: number, depth: number): void {
     const field = key >>> 3;
     if (field === 0) throw new Error("invalid field number 0");
-    this.reader.skip(key & 7, field);
+    const reader = this.reader;
+    switch (key & 7) {
+      case WireType.Varint:
+        this.varint();
+        return;
+      case WireType.Bit64:
+        reader.pos += 8;
+        break;
+      case WireType.LengthDelimited:
+        reader.pos = this.messageEnd();
+        return;
+      case WireType.Bit32:
+        reader.pos += 4;
+        break;
+      case WireType.StartGroup:
+        if (depth >= MAX_VALUE_DEPTH) {
+          throw new Error(`groups nested deeper than ${MAX_VALUE_DEPTH}`);
+        }
+        for (;;) {
+          const inner = this.nextTag();
+          if ((inner & 7) === WireType.EndGroup) {
+            if (inner >>> 3 !== field) throw new Error("end group of another field");
+            return;
+          }
+          this.skip(inner, depth + 1);
+        }
+      default:
+        throw new Error(`invalid wire type ${key & 7}`);
+    }
+    if (reader.pos > reader.len) throw new Error("fixed-width field runs past the end of the body");
   }
 }
