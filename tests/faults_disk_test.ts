@@ -37,21 +37,31 @@ async function post(url: string, key: string, body: string): Promise<Response> {
   });
 }
 
+/**
+ * A server in its own mount namespace over a 24 MiB tmpfs at `<base>/mnt`
+ * holding a copy of a new data directory with an organization.
+ */
+async function serveOnTmpfs(base: string) {
+  const seed = `${base}/seed`;
+  const mount = `${base}/mnt`;
+  await Deno.mkdir(mount);
+  const org = await createTestOrg(seed);
+  const server = await spawnNamespacedServer(
+    'mount -t tmpfs -o size=24m tmpfs "$1" && cp -a "$2" "$1/data" || exit 1\nshift 2',
+    [mount, seed],
+    ["--data", `${mount}/data`, "--log-level", "error"],
+  );
+  return { org, mount, server };
+}
+
 Deno.test({
   name: "a full disk answers 503 with Retry-After and /readyz 503, then recovers with nothing lost",
   ignore: !canMount,
   fn: async () => {
     const base = await Deno.makeTempDir({ prefix: "agent-telemetry-disk-" });
     try {
-      const seed = `${base}/seed`;
-      const mount = `${base}/mnt`;
-      await Deno.mkdir(mount);
-      const org = await createTestOrg(seed);
-      await using server = await spawnNamespacedServer(
-        'mount -t tmpfs -o size=24m tmpfs "$1" && cp -a "$2" "$1/data" || exit 1\nshift 2',
-        [mount, seed],
-        ["--data", `${mount}/data`, "--log-level", "error"],
-      );
+      const { org, mount, server: started } = await serveOnTmpfs(base);
+      await using server = started;
       const acknowledged = new Set<number>();
       let n = 0;
       for (; n < 3; n++) {
@@ -124,6 +134,44 @@ Deno.test({
       for (const stored of acknowledged) {
         assert.ok(sessions.has(`disk-${stored}`), `disk-${stored}`);
       }
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "data files that turn read-only while serving: 503 with Retry-After, /readyz names it, then recovers",
+  ignore: !canMount,
+  fn: async () => {
+    const base = await Deno.makeTempDir({ prefix: "agent-telemetry-ro-" });
+    try {
+      const { org, mount, server: started } = await serveOnTmpfs(base);
+      await using server = started;
+      const first = await post(server.ingestUrl, org.ingestKey, exportBody(0));
+      assert.equal(first.status, 200, await first.text());
+      // The file system under the data directory turns read-only (a disk error, an operator).
+      assert.equal(await server.inside('mount -o remount,ro "$1"', mount), 0);
+      const refused = await post(server.ingestUrl, org.ingestKey, exportBody(1));
+      const refusedBody = await refused.json();
+      assert.equal(refused.status, 503, `${JSON.stringify(refusedBody)}\n${server.stderr()}`);
+      assert.equal(refusedBody.error.code, "unavailable");
+      assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+      for (const listener of [server.ingestUrl, server.queryUrl]) {
+        const ready = await fetch(`${listener}/readyz`);
+        const reason = await ready.text();
+        assert.equal(ready.status, 503, "ready while the files cannot be written");
+        assert.match(reason, /read-only|cannot be written|readonly/i, reason);
+        assert.doesNotMatch(reason, /--readonly/, "the node was not started --readonly");
+      }
+      assert.equal(await server.inside('mount -o remount,rw "$1"', mount), 0);
+      const ready = await fetch(`${server.ingestUrl}/readyz`);
+      assert.equal(ready.status, 200, await ready.text());
+      const again = await post(server.ingestUrl, org.ingestKey, exportBody(1));
+      assert.equal(again.status, 200, await again.text());
+      const calls = await listedToolCalls(server.queryUrl, org.apiKey);
+      assert.equal(calls.length, 2 * CALLS_PER_EXPORT);
     } finally {
       await Deno.remove(base, { recursive: true });
     }

@@ -37,8 +37,13 @@ engineTest("org list, member list and actor list show what the key store holds",
   const store = await server.keyStore();
   let laptop: { actor_id: string };
   let other: { orgId: string };
+  // Creation times are milliseconds: each row a millisecond later than the one before, so
+  // "oldest first" has one answer (equal times fall back to the id order).
+  const nextMillisecond = () => new Promise((resolve) => setTimeout(resolve, 2));
   try {
+    await nextMillisecond();
     laptop = await store.createActor(acme.orgId, "alice-laptop");
+    await nextMillisecond();
     other = { orgId: (await store.createOrg("Other")).id };
     await store.createActor(other.orgId, "bob-desktop");
   } finally {
