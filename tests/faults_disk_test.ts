@@ -141,44 +141,6 @@ Deno.test({
 });
 
 Deno.test({
-  name:
-    "data files that turn read-only while serving: 503 with Retry-After, /readyz names it, then recovers",
-  ignore: !canMount,
-  fn: async () => {
-    const base = await Deno.makeTempDir({ prefix: "agent-telemetry-ro-" });
-    try {
-      const { org, mount, server: started } = await serveOnTmpfs(base);
-      await using server = started;
-      const first = await post(server.ingestUrl, org.ingestKey, exportBody(0));
-      assert.equal(first.status, 200, await first.text());
-      // The file system under the data directory turns read-only (a disk error, an operator).
-      assert.equal(await server.inside('mount -o remount,ro "$1"', mount), 0);
-      const refused = await post(server.ingestUrl, org.ingestKey, exportBody(1));
-      const refusedBody = await refused.json();
-      assert.equal(refused.status, 503, `${JSON.stringify(refusedBody)}\n${server.stderr()}`);
-      assert.equal(refusedBody.error.code, "unavailable");
-      assert.ok(Number(refused.headers.get("retry-after")) >= 1);
-      for (const listener of [server.ingestUrl, server.queryUrl]) {
-        const ready = await fetch(`${listener}/readyz`);
-        const reason = await ready.text();
-        assert.equal(ready.status, 503, "ready while the files cannot be written");
-        assert.match(reason, /read-only|cannot be written|readonly/i, reason);
-        assert.doesNotMatch(reason, /--readonly/, "the node was not started --readonly");
-      }
-      assert.equal(await server.inside('mount -o remount,rw "$1"', mount), 0);
-      const ready = await fetch(`${server.ingestUrl}/readyz`);
-      assert.equal(ready.status, 200, await ready.text());
-      const again = await post(server.ingestUrl, org.ingestKey, exportBody(1));
-      assert.equal(again.status, 200, await again.text());
-      const calls = await listedToolCalls(server.queryUrl, org.apiKey);
-      assert.equal(calls.length, 2 * CALLS_PER_EXPORT);
-    } finally {
-      await Deno.remove(base, { recursive: true });
-    }
-  },
-});
-
-Deno.test({
   name: "a PostgreSQL store made read-only answers 503 with Retry-After, then recovers",
   ignore: pgTestUrl() === null,
   fn: async () => {
