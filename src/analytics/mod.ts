@@ -49,6 +49,7 @@ export {
   type InsightBody,
   type InsightFilters,
   type InsightName,
+  INSIGHTS,
 } from "./insights.ts";
 export type { InsightCacheStats, StoreReader } from "./insight_runner.ts";
 export { routedToSqlite, runSqliteInsight, SQLITE_ROUTES } from "./sqlite_insights.ts";

@@ -15,15 +15,10 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
 import type { ReadStatement } from "../store/telemetry_queries.ts";
-import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
-import costSql from "../../sql/insights/cost.sql" with { type: "text" };
-import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
-import outliersSql from "../../sql/insights/sqlite/outliers.sql" with { type: "text" };
-import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
 import storePositionSql from "../../sql/sqlite/store_position.sql" with { type: "text" };
-import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import {
   type AnyInsightName,
+  INSIGHT_NAMES,
   type InsightBody,
   insightBody,
   type InsightFilters,
@@ -36,15 +31,11 @@ import type { ReplicaRow } from "./replica.ts";
 import type { InsightWindow, WindowName } from "./window.ts";
 import { windowEdgesSql } from "./insight_cache.ts";
 
-/** The SQLite statements of each insight, by section. */
-export const SQLITE_INSIGHT_SQL: Readonly<Record<InsightName, Record<string, string>>> = {
-  "activity": parseNamedSql(activitySql),
-  "top-tools": parseNamedSql(topToolsSql),
-  "outliers": parseNamedSql(outliersSql),
-  "cost": parseNamedSql(costSql),
-  "risk": parseNamedSql(riskSql),
-  "domains": parseNamedSql(domainsSql),
-};
+/** The SQLite statements of each of the spec's insights, by section (from the registry). */
+export const SQLITE_INSIGHT_SQL: Readonly<Record<InsightName, Readonly<Record<string, string>>>> =
+  Object.fromEntries(
+    INSIGHT_NAMES.map((name) => [name, INSIGHTS[name].sqlite?.sql ?? INSIGHTS[name].sql]),
+  ) as Record<InsightName, Readonly<Record<string, string>>>;
 
 /**
  * Runs one insight directly on a `telemetry.db` connection (synchronously, on
@@ -68,16 +59,17 @@ export function runSqliteInsight(
 
 /**
  * The insights and windows answered from SQLite when the store is SQLite,
- * because they measured faster there (1M calls, 2 cores, a new export before
- * each request): risk reads only its window's flags from `risk_flags_by_time`
- * (migration 8), 7d in 2.5 ms and 30d in 6.7 ms on the reader threads,
- * against 67 and 71 ms on the replica over HTTP (its catch-up included). At
- * 90d nearly every flag is in the window and the replica's columnar scan
- * wins as the store grows: not routed.
+ * because they measured faster there (the registry's `sqlite.windows`, with
+ * the measurements beside it in `insights.ts`).
  */
-export const SQLITE_ROUTES: Readonly<Partial<Record<AnyInsightName, readonly WindowName[]>>> = {
-  "risk": ["7d", "30d"],
-};
+export const SQLITE_ROUTES: Readonly<Partial<Record<AnyInsightName, readonly WindowName[]>>> =
+  Object.fromEntries(
+    Object.values(INSIGHTS).flatMap((definition) =>
+      (definition.sqlite?.windows.length ?? 0) > 0
+        ? [[definition.name, definition.sqlite!.windows]]
+        : []
+    ),
+  );
 
 /** Whether this request is answered from SQLite (when the store is SQLite). */
 export function routedToSqlite(

@@ -11,7 +11,7 @@ import { z } from "zod";
 import {
   type Analytics,
   type Granularity,
-  INSIGHT_NAMES,
+  INSIGHTS,
   insightWindow,
   isWindowName,
   type WindowName,
@@ -68,42 +68,33 @@ export function parseInsightParams(
 
 const filterQuery = z.object({ actor: exactParam });
 
-/** The spec's six insight routes and productivity; the window ends at the request time (`clock`). */
+/**
+ * A route per insight of the registry (`INSIGHTS`): the spec's six and the
+ * extensions. The window ends at the request time (`clock`); an insight that
+ * takes `actor` and `team` is narrowed by them and names each breakdown row's
+ * actor.
+ */
 export function insightRoutes(
   analytics: Pick<Analytics, "cachedInsight">,
   clock: Clock = systemClock,
 ): Route<ApiHandler>[] {
-  const spec: Route<ApiHandler>[] = INSIGHT_NAMES.map((name) => ({
+  return Object.values(INSIGHTS).map(({ name, actorFilters }) => ({
     pattern: `/v1/insights/${name}`,
-    handler: async ({ url, orgId }) => {
+    handler: async ({ url, orgId, services }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
+      const filters = actorFilters
+        ? {
+          actor: parseParams(filterQuery, firstValues(url.searchParams)).actor,
+          team: teamParam(url.searchParams),
+        }
+        : undefined;
       const body = await analytics.cachedInsight(
         name,
         orgId,
         insightWindow(window, granularity, clock()),
+        ...(filters === undefined ? [] : [filters]),
       );
-      return jsonResponse(body);
-    },
-  }));
-  return [...spec, productivityRoute(analytics, clock)];
-}
-
-/** `/v1/insights/productivity`: the insight narrowed by `actor`/`team`, actors named. */
-function productivityRoute(
-  analytics: Pick<Analytics, "cachedInsight">,
-  clock: Clock,
-): Route<ApiHandler> {
-  return {
-    pattern: "/v1/insights/productivity",
-    handler: async ({ url, orgId, services }) => {
-      const { window, granularity } = parseInsightParams(url.searchParams);
-      const { actor } = parseParams(filterQuery, firstValues(url.searchParams));
-      const body = await analytics.cachedInsight(
-        "productivity",
-        orgId,
-        insightWindow(window, granularity, clock()),
-        { actor, team: teamParam(url.searchParams) },
-      );
+      if (!actorFilters) return jsonResponse(body);
       const rows = body.breakdown ?? [];
       const names = await services.actorNames.resolve(orgId, rows.map((row) => `${row.actor_id}`));
       // A new body: the cached one is shared by later requests.
@@ -116,5 +107,5 @@ function productivityRoute(
         })),
       });
     },
-  };
+  }));
 }
