@@ -136,3 +136,23 @@ engineTest(
     assert.equal(rows.find((r) => r.event_name === names[0])!.records, 2);
   },
 );
+
+engineTest("unmapped events age out with retention", async () => {
+  await using server = await startTestServer({ flags: { retentionDays: "90" } });
+  const org = await server.createOrg();
+  const response = await server.ingest("/v1/logs", {
+    resourceLogs: [{
+      resource: { attributes: [{ key: "service.name", value: { stringValue: "acme-agent" } }] },
+      scopeLogs: [{
+        scope: { name: "acme" },
+        logRecords: [claudeEvent("acme.step", Date.now(), { "session.id": "x" })],
+      }],
+    }],
+  }, org.ingestKey);
+  assert.equal(response.status, 200, await response.text());
+  const DAY = 86_400_000;
+  await server.server.runRetention(Date.now() + 89 * DAY);
+  assert.equal((await unmapped(server, org)).length, 1, "seen within the retention period");
+  await server.server.runRetention(Date.now() + 91 * DAY);
+  assert.deepEqual(await unmapped(server, org), [], "not seen for longer than it");
+});

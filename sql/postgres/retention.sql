@@ -71,3 +71,8 @@ WHERE s.org_id = r.org_id AND s.session_id = r.session_id
   AND NOT EXISTS (
     SELECT 1 FROM model_calls AS m WHERE m.org_id = r.org_id AND m.session_id = r.session_id
   );
+
+-- What stored nothing (GET /v1/unmapped-events) ages out like the telemetry:
+-- a row not seen since the cutoff goes.
+-- name: delete_old_unmapped_events
+DELETE FROM unmapped_events WHERE last_seen < $1;

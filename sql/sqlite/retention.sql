@@ -71,3 +71,8 @@ LIMIT ?3;
 
 -- name: delete_metric_point
 DELETE FROM metric_points WHERE id = ?;
+
+-- What stored nothing (GET /v1/unmapped-events) ages out like the telemetry:
+-- a row not seen since the cutoff goes.
+-- name: delete_old_unmapped_events
+DELETE FROM unmapped_events WHERE last_seen < ?;

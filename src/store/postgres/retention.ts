@@ -68,8 +68,10 @@ export class PgRetention {
         deleted += points.count;
         this.#lastSeq = Math.max(this.#lastSeq, points.lastSeq);
       }
-      if (deleted === 0) return total;
+      if (deleted === 0) break;
     }
+    await run(this.#sql, "delete_old_unmapped_events", [cutoff]);
+    return total;
   }
 
   /** Up to a batch of one organization's metric points (whole groups) before `cutoff`. */

@@ -63,6 +63,7 @@ export class Retention {
       }
       if (deleted === 0) break;
     }
+    this.#run("delete_old_unmapped_events", "run", now - this.#options.retentionDays * DAY_MS);
     if (total.toolCalls + total.modelCalls + metricPoints > 0) {
       // Each step of this pragma frees one page: step it to the end (`exec` steps once).
       this.#db.prepare("PRAGMA incremental_vacuum").all();
