@@ -123,6 +123,13 @@ Deno.test("demo ingests synthetic telemetry through the real path and prints a w
       .json();
     assert.ok(calls.data.length > 0, "the demo has rejected calls");
     assert.match(out, /curl -s -H "Authorization: Bearer wb_api_/);
+    // The dashboard's address beside the key, among the first lines a newcomer reads.
+    const lines = out.split("\n");
+    const dashboard = lines.findIndex((line) => line.startsWith(`Dashboard: ${queryUrl}/ui/`));
+    assert.ok(dashboard >= 0 && dashboard < 20, out);
+    const ui = await fetch(`${queryUrl}/ui/`);
+    assert.equal(ui.status, 200);
+    await ui.body?.cancel();
     child.kill("SIGTERM");
     assert.equal((await child.status).code, 0);
   } finally {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { engineTest, startTestServer, testEngine } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
+import { RequestSummary, SUMMARY_EVERY_MS } from "../src/http/observe.ts";
 
 engineTest("/readyz answers ready on both listeners while the stores work", async () => {
   await using server = await startTestServer();
@@ -63,4 +64,24 @@ engineTest("/metrics on the ingest listener counts requests, records and file si
   assert.match(text, /agent_telemetry_replica_lag_seq \d+/);
   assert.equal(text.includes(org.ingestKey), false);
   assert.equal(text.includes(org.apiKey), false);
+});
+
+Deno.test("requests are summed in one info line a minute, each request only at debug", () => {
+  let now = 0;
+  const written: Record<string, unknown>[] = [];
+  const summary = new RequestSummary(() => now, (fields) => written.push(fields));
+  summary.add("query", 200);
+  summary.add("ingest", 200);
+  now = 30_000;
+  summary.add("query", 404);
+  assert.deepEqual(written, [], "nothing before the minute is over");
+  now = SUMMARY_EVERY_MS;
+  summary.add("grpc", "UNAVAILABLE");
+  assert.deepEqual(written, [{
+    seconds: 60,
+    requests: { "grpc UNAVAILABLE": 1, "ingest 2xx": 1, "query 2xx": 1, "query 4xx": 1 },
+  }]);
+  now += 1_000;
+  summary.add("query", 200);
+  assert.equal(written.length, 1, "the next minute starts empty");
 });

@@ -64,6 +64,7 @@ export async function runDemo(flags: ParsedFlags): Promise<void> {
     }
     const base = server.queryUrl;
     announce(`Demo API key: ${setup.apiKey}`);
+    announce(`Dashboard: ${base}/ui/ (paste the key above when it asks)`);
     announce(`  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/sessions?limit=5`);
     announce(
       `  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/tool-calls?outcome=error`,

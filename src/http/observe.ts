@@ -1,11 +1,12 @@
 /**
  * Wraps a listener's handler with a request id, one structured log line per
- * request (method, route, status, duration — never keys or payloads) and the
+ * request at `debug` (method, route, status, duration — never keys or
+ * payloads), a summary line of the requests at `info` once a minute, and the
  * request metrics.
  *
  * @module
  */
-import { log } from "../log.ts";
+import { log, type LogFields } from "../log.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 
 /** The listeners whose requests are counted. */
@@ -61,7 +62,8 @@ export function recordRequest(metrics: ServiceMetrics, record: RequestRecord): v
   const { listener, route, status, seconds } = record;
   metrics.requests.inc({ listener, route, status: String(status) });
   metrics.latency.observe({ listener, route }, seconds);
-  log("info", "request", {
+  requestSummary.add(listener, status);
+  log("debug", "request", {
     request_id: record.requestId,
     listener,
     method: record.method,
@@ -70,3 +72,46 @@ export function recordRequest(metrics: ServiceMetrics, record: RequestRecord): v
     duration_ms: Math.round(seconds * 1e6) / 1e3,
   });
 }
+
+/** How often the `info` summary of the requests is written, at most. */
+export const SUMMARY_EVERY_MS = 60_000;
+
+/**
+ * Counts requests by listener and status class and writes one summary line
+ * when a request arrives a minute or more after the last summary (no timer:
+ * a quiet server writes nothing). A busy server's `info` log stays one line a
+ * minute, not one per request; `--log-level debug` adds every request.
+ */
+export class RequestSummary {
+  readonly #now: () => number;
+  readonly #write: (fields: LogFields) => void;
+  #since: number;
+  #counts = new Map<string, number>();
+
+  constructor(
+    now: () => number = () => performance.now(),
+    write: (fields: LogFields) => void = (fields) => log("info", "requests", fields),
+  ) {
+    this.#now = now;
+    this.#write = write;
+    this.#since = now();
+  }
+
+  /** Counts one answered request (an HTTP status, or a gRPC status name); writes the summary when its minute is over. */
+  add(listener: Listener, status: number | string): void {
+    const key = `${listener} ${
+      typeof status === "number" ? `${Math.floor(status / 100)}xx` : status
+    }`;
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    const now = this.#now();
+    if (now - this.#since < SUMMARY_EVERY_MS) return;
+    this.#write({
+      seconds: Math.round((now - this.#since) / 1000),
+      requests: Object.fromEntries([...this.#counts].sort(([a], [b]) => a < b ? -1 : 1)),
+    });
+    this.#counts = new Map();
+    this.#since = now;
+  }
+}
+
+const requestSummary = new RequestSummary();
