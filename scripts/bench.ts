@@ -60,6 +60,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { handleHelp, parseOrExit } from "./_script_args.ts";
 import {
   type Analytics,
   FOLLOW_MS,
@@ -108,24 +109,32 @@ import {
   SqliteBenchStore,
 } from "./_bench_store.ts";
 
-const args = parseArgs({
-  args: Deno.args,
-  options: {
-    calls: { type: "string" },
-    quick: { type: "boolean", default: false },
-    keep: { type: "string" },
-    reuse: { type: "string" },
-    database: { type: "string" },
-    concurrency: { type: "string", default: "4" },
-    order: { type: "string", default: "time" },
-    "sqlite-runs": { type: "string" },
-    "sqlite-cap": { type: "string" },
-    mixed: { type: "boolean", default: false },
-    metrics: { type: "boolean", default: false },
-    "mixed-seconds": { type: "string" },
-    connections: { type: "string", default: "200" },
-  },
-});
+const USAGE = `deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
+                [--database postgres://USER@HOST:PORT/DB] [--concurrency N] [--order time|actor]
+                [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--mixed-seconds S]
+                [--connections N]
+Measures ingest, lists, details, insights, footprint and a mixed load of a real server
+(1,000,000 tool calls by default; --quick: 100,000). scripts/bench.ts says what each flag does.`;
+handleHelp(USAGE);
+const args = parseOrExit(USAGE, () =>
+  parseArgs({
+    args: Deno.args,
+    options: {
+      calls: { type: "string" },
+      quick: { type: "boolean", default: false },
+      keep: { type: "string" },
+      reuse: { type: "string" },
+      database: { type: "string" },
+      concurrency: { type: "string", default: "4" },
+      order: { type: "string", default: "time" },
+      "sqlite-runs": { type: "string" },
+      "sqlite-cap": { type: "string" },
+      mixed: { type: "boolean", default: false },
+      metrics: { type: "boolean", default: false },
+      "mixed-seconds": { type: "string" },
+      connections: { type: "string", default: "200" },
+    },
+  }));
 const quick = args.values.quick;
 const reuseDir = args.values.reuse;
 const keepDir = args.values.keep;

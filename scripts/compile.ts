@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { handleHelp } from "./_script_args.ts";
 
 const OTHER_PLATFORMS = [
   "darwin-arm64",
@@ -119,6 +120,9 @@ async function denortUnavailable(): Promise<string | null> {
 }
 
 if (import.meta.main) {
+  handleHelp(`deno task compile [OUTPUT]
+Builds the single executable (default dist/agent-telemetry) with deno compile; it needs the denort
+base binary: DENORT_BIN names it where it cannot be downloaded (or use deno task release).`);
   const output = Deno.args[0] ?? "dist/agent-telemetry";
   const denort = Deno.env.get("DENORT_BIN");
   const say = (line: string) => {

@@ -30,6 +30,7 @@
 
 // deno-lint-ignore-file no-console
 
+import { handleHelp } from "./_script_args.ts";
 import { type DetectInput, detectToolCall } from "../src/detect/mod.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -383,6 +384,11 @@ async function scoreBenign(limitMb: number): Promise<BenignScore> {
 
 // --- Report ---------------------------------------------------------------------
 
+handleHelp(
+  `deno task detect-score [CORPUS.jsonl …] [--benign-mb N] [--misses N] [--json]
+Scores credential detection on labelled JSONL corpora (default: the generated yardstick and
+tests/fixtures/detect/corpus.jsonl) and counts false flags per 10 MB of benign text (DETECTION.md).`,
+);
 const options = parseArgs(Deno.args);
 const results: CorpusScore[] = [];
 for (const path of options.corpora) {

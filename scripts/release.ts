@@ -29,6 +29,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { handleHelp, parseOrExit } from "./_script_args.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -464,10 +465,15 @@ async function sqlFiles(tree: string): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: { out: { type: "string" }, worktree: { type: "boolean" } },
-  });
+  const usage = `deno task release [--out FILE] [--worktree]
+Builds the offline release archive (runtime, locked packages, program, unit, install.sh) from
+HEAD (--worktree: with uncommitted changes) into dist/ (--out: another file).`;
+  handleHelp(usage);
+  const { values } = parseOrExit(usage, () =>
+    parseArgs({
+      args: Deno.args,
+      options: { out: { type: "string" }, worktree: { type: "boolean" } },
+    }));
   const log = (line: string) => {
     // deno-lint-ignore no-console
     console.error(line);

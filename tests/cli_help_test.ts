@@ -366,3 +366,41 @@ Deno.test("README's Configuration and Command line sections name every serve set
   }
   assert.ok(commandLine.includes("--help"), "README mentions --help");
 });
+
+Deno.test("every script a user runs answers --help, and an unknown flag in one line with exit 2", async () => {
+  const run = async (script: string, args: string[]) => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-all",
+        new URL(`../scripts/${script}`, import.meta.url).pathname,
+        ...args,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    return { code: output.code, stdout: text(output.stdout), stderr: text(output.stderr) };
+  };
+  const scripts: [string, string][] = [
+    ["bench.ts", "deno task bench"],
+    ["agents/main.ts", "deno task agents"],
+    ["detect_score.ts", "deno task detect-score"],
+    ["release.ts", "deno task release"],
+    ["compile.ts", "deno task compile"],
+    ["calendar_guard.ts", "deno task calendar-guard"],
+  ];
+  for (const [script, usage] of scripts) {
+    const help = await run(script, ["--help"]);
+    assert.equal(help.code, 0, `${script}: ${help.stderr}`);
+    assert.ok(help.stdout.startsWith(usage), `${script}: ${help.stdout}`);
+  }
+  for (const script of ["bench.ts", "agents/main.ts", "release.ts"]) {
+    const bad = await run(script, ["--no-such-flag"]);
+    assert.equal(bad.code, 2, `${script}: ${bad.stderr}`);
+    assert.match(bad.stderr, /^error: .*no-such-flag/m, script);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /, `${script}: a stack trace`);
+  }
+});

@@ -19,6 +19,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { handleHelp, parseOrExit } from "../_script_args.ts";
 import { resolveServeConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server/server.ts";
 import { openKeyStoreFor } from "../../src/store/open_stores.ts";
@@ -184,17 +185,26 @@ function summarize(items: string[]): string {
   return [...counts].map(([item, n]) => `${n}× ${item}`).join(", ");
 }
 
+const USAGE = `deno task agents [--agent NAME] [--variant NAME] [--record] [--latest]
+Runs the real agent CLIs (pinned, from npm; --latest: the newest npm serves) against scripted
+models and a real server in a loopback-only network namespace, and compares the API's view field
+by field. --record rewrites tests/fixtures/agents/real/. Scenarios: ${
+  [...new Set(SCENARIOS.map((s) => s.agent))].join(", ")
+}.`;
+
 async function main(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      agent: { type: "string" },
-      variant: { type: "string" },
-      record: { type: "boolean", default: false },
-      latest: { type: "boolean", default: false },
-    },
-    strict: true,
-  });
+  handleHelp(USAGE, args);
+  const { values } = parseOrExit(USAGE, () =>
+    parseArgs({
+      args,
+      options: {
+        agent: { type: "string" },
+        variant: { type: "string" },
+        record: { type: "boolean", default: false },
+        latest: { type: "boolean", default: false },
+      },
+      strict: true,
+    }));
   let runs = selectRuns(values.agent, values.variant);
   if (values.latest) {
     // A scenario registered at several recorded releases runs once at the newest.
