@@ -138,6 +138,8 @@ if (!INSIDE) {
           await text(page, "[data-kpi=sessions]"),
           numbers.format(activity.summary.session_count),
         );
+        // Two counts of sessions, each labelled with what it counts.
+        assert.deepEqual(await text(page, "#sessions-label"), "Sessions with tool calls");
         assert.deepEqual(
           await text(page, "[data-kpi=flags]"),
           numbers.format(risk.summary.total_flags),
@@ -154,6 +156,13 @@ if (!INSIDE) {
         assert.deepEqual(
           await text(page, "[data-productivity=sessions]"),
           numbers.format(productivity.summary.sessions),
+        );
+        assert.deepEqual(
+          await page.$eval(
+            "[data-productivity=sessions]",
+            (e) => e.previousElementSibling?.textContent ?? "",
+          ),
+          "Active sessions (calls or metrics)",
         );
         assert.deepEqual(
           await page.$eval("[data-lines-source]", (e) => e.getAttribute("data-lines-source")),

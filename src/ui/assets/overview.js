@@ -81,7 +81,13 @@ export async function overviewView({ params }) {
       route("tool-calls", { ...filters, outcome: "error" }),
       "errors",
     ),
-    kpi("Sessions", count(activity.summary.session_count), route("sessions", filters), "sessions"),
+    // Sessions with a tool call in the window (activity's count), not productivity's.
+    kpi(
+      "Sessions with tool calls",
+      count(activity.summary.session_count),
+      route("sessions", filters),
+      "sessions",
+    ),
   );
 
   const page = h(
@@ -460,7 +466,8 @@ function productivityPanel(body) {
     h(
       "ul",
       { class: "kpis", "aria-label": "Productivity figures" },
-      figure("Sessions", count(s.sessions), "sessions"),
+      // Sessions with a tool call, a model call or a metric point in the window.
+      figure("Active sessions (calls or metrics)", count(s.sessions), "sessions"),
       figure(
         "Lines added / removed",
         `${count(s.lines_added)} / ${count(s.lines_removed)}`,
