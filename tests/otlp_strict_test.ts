@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { decodeMetrics } from "../src/ingest/metrics/mod.ts";
+import { decodeMetrics, receiveMetrics } from "../src/ingest/metrics/mod.ts";
 import { decodeExport, OtlpDecodeError, type Signal } from "../src/ingest/otlp/mod.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
 import type { ModelCallEvent, ToolCallEvent } from "../src/ingest/types.ts";
@@ -756,3 +756,39 @@ engineTest(
     });
   },
 );
+
+Deno.test("a metric point's non-scalar session id is absent: the resource's answers, as for logs", () => {
+  const body = new TextEncoder().encode(JSON.stringify({
+    resourceMetrics: [{
+      resource: {
+        attributes: [
+          { key: "service.name", value: { stringValue: "claude-code" } },
+          { key: "session.id", value: { stringValue: "from-resource" } },
+        ],
+      },
+      scopeMetrics: [{
+        scope: { name: "com.anthropic.claude_code" },
+        metrics: [{
+          name: "claude_code.lines_of_code.count",
+          sum: {
+            aggregationTemporality: 1,
+            isMonotonic: true,
+            dataPoints: [{
+              timeUnixNano: "1795168800000000000",
+              asInt: "3",
+              attributes: [
+                {
+                  key: "session.id",
+                  value: { kvlistValue: { values: [{ key: "a", value: { intValue: "1" } }] } },
+                },
+                { key: "type", value: { stringValue: "added" } },
+              ],
+            }],
+          },
+        }],
+      }],
+    }],
+  }));
+  const received = receiveMetrics(decodeMetrics(body, "json"));
+  assert.deepEqual(received.samples.map((sample) => sample.sessionId), ["from-resource"]);
+});

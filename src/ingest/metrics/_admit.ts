@@ -197,9 +197,17 @@ function firstOf(
   keys: readonly string[] | undefined,
 ): AttributeValue | undefined {
   if (keys === undefined) return undefined;
+  // Text only from scalars, as for logs and spans (`agents/_coerce.ts`): an array or
+  // kvlist is absent, and the next key (or the resource) is tried.
   for (const key of keys) {
     const value = attributes[key];
-    if (value !== undefined && value !== null && value !== "") return value;
+    if (
+      typeof value === "string"
+        ? value !== ""
+        : typeof value === "number" || typeof value === "boolean"
+    ) {
+      return value;
+    }
   }
   return undefined;
 }
