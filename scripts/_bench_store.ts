@@ -175,10 +175,26 @@ export class SqliteBenchStore implements BenchStore {
 
   footprint(calls: number): Promise<FootprintFigure[]> {
     const size = fileBytes(this.#path);
-    return Promise.resolve([{
-      figure: "telemetry.db bytes per tool call (SQLite)",
-      value: `${int(size / calls)} B (${bytes(size)} for ${int(calls)} calls)`,
-    }]);
+    // Every table and index, from SQLite's dbstat: where the bytes of a call go (issue #30).
+    const objects = this.#open().prepare(
+      "SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC",
+    ).all() as { name: string; bytes: number }[];
+    const perCall = (n: number) => `${int(n / calls)} B`;
+    const shown = objects.filter((o) => o.bytes / calls >= 1);
+    const rest = objects.filter((o) => o.bytes / calls < 1).reduce((sum, o) => sum + o.bytes, 0);
+    return Promise.resolve([
+      {
+        figure: "telemetry.db bytes per tool call (SQLite)",
+        value: `${int(size / calls)} B (${bytes(size)} for ${int(calls)} calls)`,
+      },
+      {
+        figure: "telemetry.db bytes per tool call by table and index (dbstat, largest first)",
+        value: [
+          ...shown.map((o) => `${o.name} ${perCall(o.bytes)}`),
+          ...(rest > 0 ? [`the other ${objects.length - shown.length} under 1 B each`] : []),
+        ].join("; "),
+      },
+    ]);
   }
 
   cpuMs(): Promise<number | null> {
