@@ -122,6 +122,12 @@ Deno.test("demo ingests synthetic telemetry through the real path and prints a w
     const calls = await (await fetch(`${queryUrl}/v1/tool-calls?outcome=rejected`, { headers }))
       .json();
     assert.ok(calls.data.length > 0, "the demo has rejected calls");
+    // Every productivity figure has data: the demo sends Claude Code's metrics too.
+    const productivity = await (await fetch(`${queryUrl}/v1/insights/productivity`, { headers }))
+      .json();
+    const summary = productivity.summary;
+    assert.ok(summary.commits > 0 && summary.active_time_user_s > 0, JSON.stringify(summary));
+    assert.ok(summary.edits_accepted > 0 && summary.lines_added > 0, JSON.stringify(summary));
     assert.match(out, /curl -s -H "Authorization: Bearer wb_api_/);
     // The dashboard's address beside the key, among the first lines a newcomer reads.
     const lines = out.split("\n");

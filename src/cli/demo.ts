@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { generateExports } from "../demo/mod.ts";
+import { generateExports, generateMetricExports } from "../demo/mod.ts";
 import { resolveServeConfig } from "../config.ts";
 import { startServer } from "../server/server.ts";
 import { announce, log } from "../log.ts";
@@ -116,5 +116,25 @@ async function sendDemoTelemetry(ingestUrl: string, ingestKeys: string[], days: 
     await response.body?.cancel();
     toolCalls += batch.toolCalls;
   }
-  log("info", "demo telemetry ingested", { actors, days, tool_calls: toolCalls });
+  // Claude Code's productivity metrics too, so that every dashboard panel has figures.
+  let points = 0;
+  for (const metrics of generateMetricExports({ actors, days, seed: 42, now: new Date() })) {
+    const response = await fetch(`${ingestUrl}/v1/metrics`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${ingestKeys[metrics.actor]}`,
+      },
+      body: JSON.stringify(metrics.body),
+    });
+    if (!response.ok) throw new Error(`Demo metrics ingest failed: ${response.status}`);
+    await response.body?.cancel();
+    points++;
+  }
+  log("info", "demo telemetry ingested", {
+    actors,
+    days,
+    tool_calls: toolCalls,
+    metric_exports: points,
+  });
 }

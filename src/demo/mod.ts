@@ -71,6 +71,79 @@ export function* generateExports(options: GenOptions): Generator<GeneratedExport
   for (let actor = 0; actor < options.actors; actor++) yield* actorExports(options, actor);
 }
 
+/** One actor's day of Claude Code metrics, as its exporter would send them. */
+export interface GeneratedMetricExport {
+  /** 0-based actor index. */
+  actor: number;
+  /** An OTLP/JSON `ExportMetricsServiceRequest` object. */
+  body: unknown;
+}
+
+/**
+ * Claude Code's productivity metrics of every actor, one delta export per
+ * actor and day: commits, pull requests, active time (user and CLI) and edit
+ * decisions, the figures the logs do not carry (lines come from the logs'
+ * file-writing calls). Points name no session, as Codex's do. Deterministic
+ * for a seed.
+ */
+export function generateMetricExports(
+  options: Pick<GenOptions, "actors" | "days" | "seed" | "now">,
+): GeneratedMetricExport[] {
+  const out: GeneratedMetricExport[] = [];
+  const nowMs = options.now.getTime();
+  const firstDay = Math.floor(nowMs / DAY) * DAY - (options.days - 1) * DAY;
+  for (let actor = 0; actor < options.actors; actor++) {
+    const rng = new Rng(options.seed, 1_000 + actor);
+    for (let day = 0; day < options.days; day++) {
+      const at = Math.min(firstDay + day * DAY + 18 * HOUR, nowMs - 60_000);
+      const point = (value: number, attributes: Record<string, string> = {}) => ({
+        startTimeUnixNano: `${BigInt(at - HOUR) * 1_000_000n}`,
+        timeUnixNano: `${BigInt(at) * 1_000_000n}`,
+        asDouble: value,
+        attributes: Object.entries(attributes).map(([key, value]) => ({
+          key,
+          value: { stringValue: value },
+        })),
+      });
+      const sum = (name: string, points: unknown[]) => ({
+        name,
+        sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: points },
+      });
+      const int = (max: number) => Math.floor(rng.float() * (max + 1));
+      const language = rng.float() < 0.5 ? "TypeScript" : "Python";
+      out.push({
+        actor,
+        body: {
+          resourceMetrics: [{
+            resource: {
+              attributes: [
+                { key: "service.name", value: { stringValue: "claude-code" } },
+                { key: "service.version", value: { stringValue: "2.1.330" } },
+              ],
+            },
+            scopeMetrics: [{
+              scope: { name: "com.anthropic.claude_code" },
+              metrics: [
+                sum("claude_code.commit.count", [point(int(4))]),
+                sum("claude_code.pull_request.count", [point(int(1))]),
+                sum("claude_code.active_time.total", [
+                  point(300 + int(2700), { type: "user" }),
+                  point(600 + int(5400), { type: "cli" }),
+                ]),
+                sum("claude_code.code_edit_tool.decision", [
+                  point(5 + int(25), { decision: "accept", tool_name: "Edit", language }),
+                  point(int(5), { decision: "reject", tool_name: "Edit", language }),
+                ]),
+              ],
+            }],
+          }],
+        },
+      });
+    }
+  }
+  return out;
+}
+
 /** All actors' exports merged by start time (an actor's own stay in its order). */
 function* exportsInTimeOrder(options: GenOptions): Generator<GeneratedExport> {
   const streams = Array.from(
