@@ -166,7 +166,9 @@ Deno.test("serve refuses a missing certificate file or an unwritable data direct
 Deno.test("serve prints a line per listener, then stops gracefully on SIGTERM", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const { child, stdout } = await spawnCli(serveArgs(dir), /OTLP ingest listening on/, {
+    // At debug, a line per request (at info, a summary a minute: observability_test).
+    const args = serveArgs(dir, "--log-level", "debug");
+    const { child, stdout } = await spawnCli(args, /OTLP ingest listening on/, {
       stderr: "piped",
     });
     const queryUrl = listenerUrl(stdout, "query API");
