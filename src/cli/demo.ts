@@ -101,34 +101,28 @@ async function setUpDemo(store: KeyStoreApi, actors: number): Promise<DemoSetup>
 }
 
 async function sendDemoTelemetry(ingestUrl: string, ingestKeys: string[], days: number) {
-  let toolCalls = 0;
   const actors = ingestKeys.length;
-  for (const batch of generateExports({ actors, days, seed: 42, now: new Date() })) {
-    const response = await fetch(`${ingestUrl}/v1/logs`, {
+  const send = async (path: string, actor: number, body: unknown) => {
+    const response = await fetch(`${ingestUrl}${path}`, {
       method: "POST",
       headers: {
         "content-type": "application/json",
-        authorization: `Bearer ${ingestKeys[batch.actor]}`,
+        authorization: `Bearer ${ingestKeys[actor]}`,
       },
-      body: JSON.stringify(batch.body),
+      body: JSON.stringify(body),
     });
-    if (!response.ok) throw new Error(`Demo ingest failed: ${response.status}`);
+    if (!response.ok) throw new Error(`Demo ingest failed: ${path} ${response.status}`);
     await response.body?.cancel();
+  };
+  let toolCalls = 0;
+  for (const batch of generateExports({ actors, days, seed: 42, now: new Date() })) {
+    await send("/v1/logs", batch.actor, batch.body);
     toolCalls += batch.toolCalls;
   }
   // Claude Code's productivity metrics too, so that every dashboard panel has figures.
   let points = 0;
   for (const metrics of generateMetricExports({ actors, days, seed: 42, now: new Date() })) {
-    const response = await fetch(`${ingestUrl}/v1/metrics`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        authorization: `Bearer ${ingestKeys[metrics.actor]}`,
-      },
-      body: JSON.stringify(metrics.body),
-    });
-    if (!response.ok) throw new Error(`Demo metrics ingest failed: ${response.status}`);
-    await response.body?.cancel();
+    await send("/v1/metrics", metrics.actor, metrics.body);
     points++;
   }
   log("info", "demo telemetry ingested", {
