@@ -236,21 +236,12 @@ export class OtlpWireReader {
 
   /** An int64 varint: a number when safe, else the integer's decimal string. */
   protected int64(): number | string {
-    const bytes = this.bytes;
     const reader = this.reader;
-    // Fast path: non-negative values of up to 7 varint bytes (< 2^49) need no bigint.
-    let pos = reader.pos;
-    let value = 0;
-    let scale = 1;
-    for (let i = 0; i < 7 && pos < bytes.length; i++) {
-      const byte = bytes[pos++]!;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) {
-        reader.pos = pos;
-        return value;
-      }
-      scale *= 128;
-    }
+    const start = reader.pos;
+    const value = this.varint();
+    // Up to 7 varint bytes (< 2^49, non-negative) the number is exact; longer ones are re-read as a bigint.
+    if (reader.pos - start <= 7) return value;
+    reader.pos = start;
     const big = BigInt(reader.int64());
     return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)
       ? Number(big)
