@@ -11,6 +11,7 @@ import { migrate, openDatabase, requireMigrated } from "./database.ts";
 import { TelemetryWriter } from "./telemetry_writer.ts";
 import { WriterThread } from "./writer_thread.ts";
 import { openDataFile } from "./file_checks.ts";
+import { log } from "../../log.ts";
 
 /** The open stores of one data directory. */
 export interface DataDir {
@@ -55,7 +56,19 @@ export function openKeyStore(dir: string): KeyStore {
 function migrateTelemetry(path: string): void {
   const db = openDatabase(path);
   try {
-    migrate(db, telemetryMigrations);
+    migrate(
+      db,
+      telemetryMigrations,
+      (notice) =>
+        log("info", "migrating telemetry.db; the server starts when it is done", {
+          path,
+          from_version: notice.from,
+          to_version: notice.to,
+          step: notice.name,
+          rows: notice.rows,
+          estimated_seconds: notice.estimatedSeconds,
+        }),
+    );
   } finally {
     db.close();
   }

@@ -13,6 +13,17 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** A migration that rebuilds a table's indexes: the table, and the rate it goes at (measured). */
+  rebuilds?: { table: string; rowsPerSecond: number };
+}
+
+/** What a migration about to take a while says first: its name, the rows it rebuilds, its time. */
+export interface MigrationNotice {
+  from: number;
+  to: number;
+  name: string;
+  rows: number;
+  estimatedSeconds: number;
 }
 
 /** Options for {@link openDatabase}. */
@@ -118,8 +129,16 @@ export function requireMigrated(db: DatabaseSync, migrations: readonly Migration
   }
 }
 
-/** Applies the migrations newer than the file's `user_version`, all in one transaction. */
-export function migrate(db: DatabaseSync, migrations: readonly Migration[]): number {
+/**
+ * Applies the migrations newer than the file's `user_version`, all in one
+ * transaction; `notice` hears first of each that rebuilds a table holding
+ * rows, with an estimate of its time (a new file has none).
+ */
+export function migrate(
+  db: DatabaseSync,
+  migrations: readonly Migration[],
+  notice?: (notice: MigrationNotice) => void,
+): number {
   const current = Number(
     (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
   );
@@ -127,6 +146,24 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[]): num
     .sort((a, b) => a.version - b.version);
   const last = pending.at(-1);
   if (!last) return current;
+  for (const migration of pending) {
+    if (!migration.rebuilds || !notice) continue;
+    const { table, rowsPerSecond } = migration.rebuilds;
+    const exists = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?")
+      .get(table);
+    if (!exists) continue;
+    const { rows } = db.prepare(`SELECT count(*) AS rows FROM "${table}"`).get() as {
+      rows: number;
+    };
+    if (rows === 0) continue;
+    notice({
+      from: current,
+      to: last.version,
+      name: migration.name,
+      rows,
+      estimatedSeconds: Math.ceil(rows / rowsPerSecond),
+    });
+  }
   tx(db, () => {
     for (const migration of pending) db.exec(migration.sql);
     db.exec(`PRAGMA user_version = ${last.version}`);

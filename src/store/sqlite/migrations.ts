@@ -33,6 +33,9 @@ import telemetryParentSessions from "../../../sql/sqlite/telemetry_0009_parent_s
 import telemetryUnmappedEvents from "../../../sql/sqlite/telemetry_0010_unmapped_events.sql" with {
   type: "text",
 };
+import telemetryNarrowCallIndexes from "../../../sql/sqlite/telemetry_0011_narrow_call_indexes.sql" with {
+  type: "text",
+};
 import type { Migration } from "./database.ts";
 
 /** Migrations of `keys.db`. */
@@ -54,4 +57,10 @@ export const telemetryMigrations: readonly Migration[] = [
   { version: 8, name: "risk flags by time", sql: telemetryRiskFlagsByTime },
   { version: 9, name: "parent sessions", sql: telemetryParentSessions },
   { version: 10, name: "unmapped events", sql: telemetryUnmappedEvents },
+  {
+    version: 11,
+    name: "narrow call indexes",
+    sql: telemetryNarrowCallIndexes,
+    rebuilds: { table: "tool_calls", rowsPerSecond: 50_000 },
+  },
 ];

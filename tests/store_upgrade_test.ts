@@ -1,0 +1,87 @@
+/**
+ * A data directory written by an earlier version (tests/fixtures/stores/)
+ * migrates in place when today's server starts on it, and then serves what
+ * that version served: every page of every list walk, byte for byte, so the
+ * narrower indexes (sql/sqlite/telemetry_0011_narrow_call_indexes.sql) keep
+ * the order and the tie-break by id of calls that share a millisecond.
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { startTestServer, testEngine } from "./_harness.ts";
+import { fixtureClock } from "./_scenario.ts";
+import { telemetryMigrations } from "../src/store/sqlite/migrations.ts";
+import { migrate, type MigrationNotice, openDatabase } from "../src/store/sqlite/database.ts";
+
+const FIXTURES = new URL("./fixtures/stores/", import.meta.url).pathname;
+
+interface Answers {
+  apiKey: string;
+  answers: Record<string, { status: number; body: unknown }>;
+}
+
+Deno.test({
+  name: "a store written by version b60657c (schema 10) serves the same answers after migration",
+  ignore: testEngine() !== "sqlite",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "store-upgrade-" });
+    try {
+      for (const file of ["telemetry.db", "keys.db"]) {
+        await Deno.copyFile(`${FIXTURES}v10/${file}`, `${dir}/${file}`);
+      }
+      const recorded: Answers = JSON.parse(await Deno.readTextFile(`${FIXTURES}v10/answers.json`));
+      await using server = await startTestServer({ dir, overrides: { clock: fixtureClock() } });
+      const paths = Object.keys(recorded.answers);
+      assert.ok(paths.length > 50, "the fixture walks every list over several pages");
+      for (const path of paths) {
+        const answer = await server.getJson(path, recorded.apiKey);
+        assert.deepEqual(answer, recorded.answers[path], path);
+      }
+      const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+      try {
+        const { user_version } = db.prepare("PRAGMA user_version").get() as {
+          user_version: number;
+        };
+        assert.equal(user_version, Math.max(...telemetryMigrations.map((m) => m.version)));
+        const columns = db.prepare("SELECT name FROM pragma_index_info('tool_calls_by_time')")
+          .all().map((row) => row.name);
+        assert.deepEqual(columns, ["org_id", "ts"]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("the migration that rebuilds the call indexes says first how many rows and how long", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "store-upgrade-" });
+  try {
+    await Deno.copyFile(`${FIXTURES}v10/telemetry.db`, `${dir}/telemetry.db`);
+    const db = openDatabase(`${dir}/telemetry.db`);
+    const notices: MigrationNotice[] = [];
+    try {
+      migrate(db, telemetryMigrations, (notice) => notices.push(notice));
+    } finally {
+      db.close();
+    }
+    const latest = Math.max(...telemetryMigrations.map((m) => m.version));
+    assert.deepEqual(notices, [{
+      from: 10,
+      to: latest,
+      name: "narrow call indexes",
+      rows: 160,
+      estimatedSeconds: 1,
+    }]);
+    // A new file has no rows to rebuild: nothing to say.
+    const fresh = openDatabase(`${dir}/fresh.db`);
+    try {
+      migrate(fresh, telemetryMigrations, (notice) => notices.push(notice));
+    } finally {
+      fresh.close();
+    }
+    assert.equal(notices.length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
