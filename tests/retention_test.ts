@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { engineTest, runCliProcess, startTestServer, type TestServer } from "./_harness.ts";
-import { apiRequest, claudeExport, toolResult } from "./_otlp.ts";
+import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
+import { connectPostgres } from "../src/store/postgres/client.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
@@ -198,3 +199,80 @@ Deno.test("the disk cap deletes the oldest UTC day up to its last millisecond an
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** The stored permission decisions of an organization, as `session/call` (both engines). */
+async function storedDecisions(server: TestServer, orgId: string): Promise<string[]> {
+  const query =
+    "SELECT session_id, tool_call_id FROM decisions WHERE org_id = $1 ORDER BY session_id, tool_call_id";
+  let rows: { session_id: string; tool_call_id: string }[];
+  if (server.database === null) {
+    const db = new DatabaseSync(`${server.dir}/telemetry.db`, { readOnly: true });
+    try {
+      rows = db.prepare(query.replace("$1", "?")).all(orgId) as typeof rows;
+    } finally {
+      db.close();
+    }
+  } else {
+    const sql = connectPostgres(server.database, { max: 1 });
+    try {
+      rows = await sql.unsafe(query, [orgId]) as unknown as typeof rows;
+    } finally {
+      await sql.end();
+    }
+  }
+  return rows.map((row) => `${row.session_id}/${row.tool_call_id}`);
+}
+
+// Catches: retention leaving `decisions` rows behind (they hold the agent's session and call
+// ids past the retention period, and grew by ~59 B per call forever), or deleting a decision
+// of a call it keeps, or of another organization.
+engineTest(
+  "retention takes a call's permission decision with it, and a dropped session's last ones",
+  async () => {
+    await using server = await startTestServer({ flags: { retentionDays: "90" } });
+    const org = await server.createOrg();
+    const other = await server.createOrg("Other");
+    const old = FIXED_NOW - 120 * DAY;
+    const recent = FIXED_NOW - 10 * DAY;
+    const decided = (session: string, id: string, timeMs: number) => [
+      toolDecision({ session, id, tool: "Bash", timeMs, decision: "accept" }),
+      toolResult({ session, id, tool: "Bash", timeMs: timeMs + 5 }),
+    ];
+    for (const target of [org, other]) {
+      const sent = await server.ingest(
+        "/v1/logs",
+        claudeExport([
+          // "mixed" keeps its recent call: only the old call's decision goes.
+          ...decided("mixed", "old1", old),
+          ...decided("mixed", "new1", recent),
+          // A decision whose result never came, in a session retention keeps.
+          toolDecision({
+            session: "mixed",
+            id: "open1",
+            tool: "Read",
+            timeMs: old,
+            decision: "accept",
+          }),
+          // "gone" loses every call: its unanswered decision goes with it.
+          ...decided("gone", "old2", old),
+          toolDecision({
+            session: "gone",
+            id: "open2",
+            tool: "Read",
+            timeMs: old,
+            decision: "accept",
+          }),
+        ]),
+        target.ingestKey,
+      );
+      assert.equal(sent.status, 200, await sent.text());
+    }
+    const before = ["gone/old2", "gone/open2", "mixed/new1", "mixed/old1", "mixed/open1"];
+    assert.deepEqual(await storedDecisions(server, org.orgId), before);
+    const first = await server.server.runRetention(FIXED_NOW);
+    assert.deepEqual(first, { ...first, toolCalls: 4 }, "both organizations' old calls");
+    const after = ["mixed/new1", "mixed/open1"];
+    assert.deepEqual(await storedDecisions(server, org.orgId), after);
+    assert.deepEqual(await storedDecisions(server, other.orgId), after);
+  },
+);

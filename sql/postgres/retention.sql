@@ -28,8 +28,20 @@ SELECT id, session_id FROM model_calls WHERE org_id = $1 AND ts < $2 ORDER BY ts
 
 -- Still old once the sessions are locked (a replaced call may be newer now).
 -- Flags and domain hits go with their call (ON DELETE CASCADE).
+-- A permission decision goes with its call, and a session's last ones (a
+-- decision whose result never came) with the session (drop_empty_sessions):
+-- they hold the agent's ids, and retention promises nothing older stays.
 -- name: delete_old_tool_calls
-DELETE FROM tool_calls WHERE id = ANY($1::text[]) AND ts < $2 RETURNING id, session_id;
+WITH gone AS (
+  DELETE FROM tool_calls WHERE id = ANY($1::text[]) AND ts < $2
+  RETURNING id, org_id, session_id, tool_call_id
+),
+decided AS (
+  DELETE FROM decisions AS d USING gone
+  WHERE d.org_id = gone.org_id AND d.session_id = gone.session_id
+    AND d.tool_call_id = gone.tool_call_id
+)
+SELECT id, session_id FROM gone;
 
 -- name: delete_old_model_calls
 DELETE FROM model_calls WHERE id = ANY($1::text[]) AND ts < $2 RETURNING id, session_id;
@@ -62,15 +74,20 @@ FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(seq, org_id, session_id)
 WHERE s.org_id = r.org_id AND s.session_id = r.session_id;
 
 -- name: drop_empty_sessions
-DELETE FROM sessions AS s
-USING unnest($1::text[], $2::text[]) AS r(org_id, session_id)
-WHERE s.org_id = r.org_id AND s.session_id = r.session_id
-  AND NOT EXISTS (
-    SELECT 1 FROM tool_calls AS t WHERE t.org_id = r.org_id AND t.session_id = r.session_id
-  )
-  AND NOT EXISTS (
-    SELECT 1 FROM model_calls AS m WHERE m.org_id = r.org_id AND m.session_id = r.session_id
-  );
+WITH dropped AS (
+  DELETE FROM sessions AS s
+  USING unnest($1::text[], $2::text[]) AS r(org_id, session_id)
+  WHERE s.org_id = r.org_id AND s.session_id = r.session_id
+    AND NOT EXISTS (
+      SELECT 1 FROM tool_calls AS t WHERE t.org_id = r.org_id AND t.session_id = r.session_id
+    )
+    AND NOT EXISTS (
+      SELECT 1 FROM model_calls AS m WHERE m.org_id = r.org_id AND m.session_id = r.session_id
+    )
+  RETURNING s.org_id, s.session_id
+)
+DELETE FROM decisions AS d USING dropped
+WHERE d.org_id = dropped.org_id AND d.session_id = dropped.session_id;
 
 -- What stored nothing (GET /v1/unmapped-events) ages out like the telemetry:
 -- a row not seen since the cutoff goes.

@@ -20,7 +20,8 @@ UNION
 SELECT org_id FROM m WHERE org_id IS NOT NULL;
 
 -- name: oldest_tool_calls
-SELECT id, org_id, session_id FROM tool_calls WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT ?;
+SELECT id, org_id, session_id, tool_call_id FROM tool_calls
+WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT ?;
 
 -- name: oldest_model_calls
 SELECT id, org_id, session_id FROM model_calls WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT ?;
@@ -30,6 +31,15 @@ DELETE FROM tool_calls WHERE id = ?;
 
 -- name: delete_model_call
 DELETE FROM model_calls WHERE id = ?;
+
+-- A permission decision goes with its call, and a session's last ones (a
+-- decision whose result never came) with the session: they hold the agent's
+-- ids, and retention promises nothing older stays.
+-- name: delete_call_decision
+DELETE FROM decisions WHERE org_id = ? AND session_id = ? AND tool_call_id = ?;
+
+-- name: delete_session_decisions
+DELETE FROM decisions WHERE org_id = ? AND session_id = ?;
 
 -- name: recount_session_cost
 UPDATE sessions SET

@@ -94,9 +94,13 @@ export class Retention {
           id: string;
           org_id: string;
           session_id: string;
+          tool_call_id?: string | null;
         }[];
         for (const row of rows) {
           this.#run(remove, "run", row.id);
+          if (row.tool_call_id) {
+            this.#run("delete_call_decision", "run", row.org_id, row.session_id, row.tool_call_id);
+          }
           this.#run("insert_tombstone", "run", ++seq, table, row.id);
           touched.set(`${row.org_id}\u0000${row.session_id}`, [row.org_id, row.session_id]);
         }
@@ -109,7 +113,10 @@ export class Retention {
         this.#run("recount_session_cost", "run", ++seq, org, session);
         this.#run("clear_session_actors", "run", org, session);
         this.#run("recount_session_actors", "run", org, session);
-        this.#run("drop_empty_session", "run", org, session);
+        const dropped = this.#run("drop_empty_session", "run", org, session) as {
+          changes: number | bigint;
+        };
+        if (Number(dropped.changes) > 0) this.#run("delete_session_decisions", "run", org, session);
       }
       this.#run("write_seq", "run", seq);
       return { toolCalls, modelCalls };
