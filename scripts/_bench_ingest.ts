@@ -22,6 +22,8 @@ export interface EncodingStats {
   ms: number;
   /** Server CPU milliseconds (all threads) while sending. */
   serverCpuMs: number;
+  /** The same by thread name (see `BenchServer.threadCpuMs`). */
+  threadCpuMs: Map<string, number>;
   /** CPU milliseconds of the store's own processes while sending (PostgreSQL); null: not read. */
   storeCpuMs: number | null;
   /** This process's CPU milliseconds while sending (HTTP client). */
@@ -96,6 +98,7 @@ function emptyStats(): EncodingStats {
     bytes: 0,
     ms: 0,
     serverCpuMs: 0,
+    threadCpuMs: new Map(),
     storeCpuMs: null,
     clientCpuMs: 0,
     partial: 0,
@@ -156,6 +159,7 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     options.server.assertAlive();
     const stats = result[encoding];
     const serverCpu = await options.server.cpuMs();
+    const threadCpu = await options.server.threadCpuMs();
     const storeCpu = await options.storeCpuMs?.() ?? null;
     const clientCpu = await procCpuMs("self");
     const sendStarted = performance.now();
@@ -166,6 +170,12 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     const sendMs = performance.now() - sendStarted;
     stats.ms += sendMs;
     stats.serverCpuMs += await options.server.cpuMs() - serverCpu;
+    for (const [name, ms] of await options.server.threadCpuMs()) {
+      stats.threadCpuMs.set(
+        name,
+        (stats.threadCpuMs.get(name) ?? 0) + ms - (threadCpu.get(name) ?? 0),
+      );
+    }
     const storeCpuAfter = storeCpu === null ? null : await options.storeCpuMs!();
     if (storeCpu !== null && storeCpuAfter !== null) {
       stats.storeCpuMs = (stats.storeCpuMs ?? 0) + storeCpuAfter - storeCpu;

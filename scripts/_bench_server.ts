@@ -190,6 +190,26 @@ export class BenchServer {
     return await procCpuMs(String(this.pid));
   }
 
+  /**
+   * CPU milliseconds by thread name (`/proc/<pid>/task/<tid>/comm`): `deno` is the
+   * main thread, `worker-N` the Web Workers in the order they started (the
+   * SQLite writer first), `tokio-runtime-w` I/O, `V8 DefaultWorke` V8's own
+   * (GC, compilation). A thread that ended is no longer counted.
+   */
+  async threadCpuMs(): Promise<Map<string, number>> {
+    const byName = new Map<string, number>();
+    for await (const task of Deno.readDir(`/proc/${this.pid}/task`)) {
+      try {
+        const name = (await Deno.readTextFile(`/proc/${this.pid}/task/${task.name}/comm`)).trim();
+        const ms = await procCpuMs(`${this.pid}/task/${task.name}`);
+        byName.set(name, (byName.get(name) ?? 0) + ms);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    }
+    return byName;
+  }
+
   /** The log's size now: pass it to {@link loggedDurations} to read what follows. */
   async logOffset(): Promise<number> {
     return (await Deno.stat(this.logPath)).size;

@@ -343,6 +343,14 @@ async function ingestPhase(
       ((result.json.serverCpuMs + result.protobuf.serverCpuMs) / both).toFixed(2)
     } cores busy`,
   );
+  const byThread = (s: IngestResult["json"]) =>
+    [...s.threadCpuMs].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${name} ${((ms * 1000) / s.calls).toFixed(0)}`).join(", ");
+  report.add(
+    "Ingest",
+    "server CPU per tool call by thread, µs (deno: main; worker-1: the SQLite writer; worker-2…: readers and checkpoints)",
+    `JSON: ${byThread(result.json)}; protobuf: ${byThread(result.protobuf)}`,
+  );
   if (store.engine === "postgres") {
     const storeCpu = (s: IngestResult["json"]) => (s.storeCpuMs! * 1000) / s.calls;
     report.add(
