@@ -16,6 +16,9 @@ import metricPoints from "../../../sql/postgres/0004_metric_points.sql" with { t
 import sessionActors from "../../../sql/postgres/0005_session_actors.sql" with { type: "text" };
 import parentSessions from "../../../sql/postgres/0006_parent_sessions.sql" with { type: "text" };
 import unmappedEvents from "../../../sql/postgres/0007_unmapped_events.sql" with { type: "text" };
+import narrowCallIndexes from "../../../sql/postgres/0008_narrow_call_indexes.sql" with {
+  type: "text",
+};
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import type { Migration } from "../sqlite/database.ts";
@@ -30,6 +33,7 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 5, name: "session actors", sql: sessionActors },
   { version: 6, name: "parent sessions", sql: parentSessions },
   { version: 7, name: "unmapped events", sql: unmappedEvents },
+  { version: 8, name: "narrow call indexes", sql: narrowCallIndexes },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */
