@@ -181,7 +181,7 @@ Deno.test("a rule naming a metric the server does not expose fails the check", (
   );
 });
 
-Deno.test("every metric in alerts.yml and its test series is in a real server's /metrics", async () => {
+Deno.test("every metric in alerts.yml, its test series and README is in a real server's /metrics", async () => {
   const exposed = exposedNames(await scrapeAfterIngest());
   const all = await rules();
   assert.ok(all.length >= 8, `${all.length} rules`);
@@ -194,6 +194,12 @@ Deno.test("every metric in alerts.yml and its test series is in a real server's 
   const series = cases.tests.flatMap((test) => test.input_series.map((input) => input.series));
   const missingSeries = unexposed(series, exposed);
   assert.deepEqual(Object.fromEntries(missingSeries), {}, "test series /metrics lacks");
+  // README's Operations section names the same series.
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const operations = readme.slice(readme.indexOf("## Operations"), readme.indexOf("## Security"));
+  const named = [...operations.matchAll(/\bagent_telemetry_\w+/g)].map((match) => match[0]);
+  assert.ok(named.length >= 5, "README names the per-organization series");
+  assert.deepEqual(named.filter((name) => !exposed.has(name)), [], "README names /metrics lacks");
 });
 
 Deno.test("every rule in alerts.yml has a firing and a quiet case in alerts_test.yml", async () => {
