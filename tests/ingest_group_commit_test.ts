@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { receiveExport } from "../src/ingest/receive.ts";
 import type { TelemetryEvent } from "../src/ingest/types.ts";
+import { emptyIngestSummary } from "../src/store/ingest_batch.ts";
 import { migrate, openDatabase } from "../src/store/sqlite/database.ts";
 import { telemetryMigrations } from "../src/store/sqlite/migrations.ts";
 import { TelemetryWriter } from "../src/store/sqlite/telemetry_writer.ts";
@@ -52,10 +53,10 @@ Deno.test("an export that fails inside a group stores nothing and the others are
       { sender, events: broken },
       { sender, events: eventsOf(2) },
     ]);
-    assert.deepEqual(answers[0], { toolCalls: CALLS_PER_EXPORT, modelCalls: 0 });
+    assert.deepEqual(answers[0], { ...emptyIngestSummary(), toolCalls: CALLS_PER_EXPORT });
     assert.ok(answers[1] instanceof Error, "the broken export answers its error");
     assert.match(answers[1].message, /CHECK constraint failed/);
-    assert.deepEqual(answers[2], { toolCalls: CALLS_PER_EXPORT, modelCalls: 0 });
+    assert.deepEqual(answers[2], { ...emptyIngestSummary(), toolCalls: CALLS_PER_EXPORT });
 
     const counts = db.prepare(
       "SELECT session_id, tool_call_count FROM sessions ORDER BY session_id",
@@ -78,7 +79,7 @@ Deno.test("an export that fails inside a group stores nothing and the others are
       { sender, events: eventsOf(0) },
       { sender, events: eventsOf(2) },
     ]);
-    assert.deepEqual(again, [{ toolCalls: 0, modelCalls: 0 }, { toolCalls: 0, modelCalls: 0 }]);
+    assert.deepEqual(again, [emptyIngestSummary(), emptyIngestSummary()]);
     assert.equal(db.prepare("SELECT count(*) AS n FROM tool_calls").get()!.n, 2 * CALLS_PER_EXPORT);
   } finally {
     db.close();

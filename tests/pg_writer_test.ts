@@ -15,6 +15,7 @@ import type {
   TelemetryEvent,
   ToolCallEvent,
 } from "../src/ingest/types.ts";
+import { emptyIngestSummary } from "../src/store/ingest_batch.ts";
 import { dataPaths, openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
 import type { IngestSummary, Sender } from "../src/store/stores.ts";
 import { connectPostgres, type Sql } from "../src/store/postgres/client.ts";
@@ -113,6 +114,11 @@ function modelCall(
     durationMs: 900,
     ...more,
   };
+}
+
+/** What an export stored: `toolCalls` and `modelCalls`, no cost, error or flag. */
+function stored(toolCalls: number, modelCalls: number): IngestSummary {
+  return { ...emptyIngestSummary(), toolCalls, modelCalls };
 }
 
 function sessionInfo(sessionId: string, providerName: string, timeMs: number): SessionInfoEvent {
@@ -480,10 +486,10 @@ Deno.test({
       sessionInfo("s\u0000", "openai", T0),
       result("s\u0000", "nul", T0, { result: "a\u0000b", arguments: '{"command":"ls \\u0000"}' }),
     ];
-    assert.deepEqual(await pg.writer.ingest(ORG_A, events), { toolCalls: 1, modelCalls: 0 });
-    assert.deepEqual(await pg.writer.ingest(ORG_A, events), { toolCalls: 0, modelCalls: 0 });
+    assert.deepEqual(await pg.writer.ingest(ORG_A, events), stored(1, 0));
+    assert.deepEqual(await pg.writer.ingest(ORG_A, events), stored(0, 0));
     const more = [modelCall("s\u0000", "r", T0)];
-    assert.deepEqual(await pg.writer.ingest(ORG_A, more), { toolCalls: 0, modelCalls: 1 });
+    assert.deepEqual(await pg.writer.ingest(ORG_A, more), { ...stored(0, 1), costUsd: 0.25 });
     const [call] = await pg.sql.unsafe("SELECT session_id, result FROM tool_calls");
     assert.deepEqual({ ...call }, { session_id: "s\ufffd", result: "a\ufffdb" });
     const [model] = await pg.sql.unsafe("SELECT provider_name FROM model_calls");
@@ -500,7 +506,7 @@ Deno.test({
     await pg.writer.probe();
     const pending = pg.writer.ingest(ORG_A, [result("s1", "a", T0), modelCall("s1", "r", T0)]);
     await pg.writer.close();
-    assert.deepEqual(await pending, { toolCalls: 1, modelCalls: 1 });
+    assert.deepEqual(await pending, { ...stored(1, 1), costUsd: 0.25 });
     assert.ok(pg.writer.lastSeq > 0);
     await assert.rejects(pg.writer.ingest(ORG_A, [result("s1", "b", T0)]), /closed/);
     const [row] = await pg.sql.unsafe("SELECT count(*)::int AS n FROM tool_calls");

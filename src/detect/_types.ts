@@ -5,7 +5,14 @@
  */
 
 /** The risk flag kinds of the query API (spec §2.7). */
-export type FlagKind = "credential_detected" | "destructive_operation" | "sensitive_path";
+export const FLAG_KINDS = [
+  "credential_detected",
+  "destructive_operation",
+  "sensitive_path",
+] as const;
+
+/** One of {@link FLAG_KINDS}. */
+export type FlagKind = typeof FLAG_KINDS[number];
 
 /** Fields every rule has. */
 interface RuleBase {

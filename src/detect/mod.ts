@@ -83,6 +83,7 @@ import type { FlagKind } from "./_types.ts";
 
 export type { DomainFinding } from "./_domains.ts";
 export type { FlagKind } from "./_types.ts";
+export { FLAG_KINDS } from "./_types.ts";
 
 /** What the store knows about a tool call when it is ingested. */
 export interface DetectInput {

@@ -117,6 +117,26 @@ export interface Gauge {
   read(): { labels: Labels; value: number }[];
 }
 
+/** A gauge whose values are set as things happen, per label set; a set value stays until replaced. */
+export class SetGauge implements Gauge {
+  readonly #values = new Map<string, { labels: Labels; value: number }>();
+  constructor(readonly name: string, readonly help: string) {}
+
+  set(labels: Labels, value: number): void {
+    let key = labelKey(labels);
+    let kept = labels;
+    if (!this.#values.has(key) && this.#values.size >= MAX_SERIES) {
+      key = overflowKey(labels);
+      kept = Object.fromEntries(Object.keys(labels).map((name) => [name, "other"]));
+    }
+    this.#values.set(key, { labels: kept, value });
+  }
+
+  read(): { labels: Labels; value: number }[] {
+    return [...this.#values.values()];
+  }
+}
+
 function renderGauge(gauge: Gauge): string {
   const lines = [`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`];
   for (const { labels, value } of gauge.read()) {
@@ -155,6 +175,24 @@ export class ServiceMetrics {
     "agent_telemetry_connections_timed_out_total",
     "Connections closed by a read deadline, by phase (headers, body, idle).",
   );
+  // Per organization (`org`, its id: the series grow with organizations, never with senders,
+  // actors or sessions), from what each export committed (`src/server/organization_metrics.ts`).
+  readonly modelCost = new Counter(
+    "agent_telemetry_model_cost_usd_total",
+    "Reported model cost in USD of the model calls stored, by organization.",
+  );
+  readonly riskFlags = new Counter(
+    "agent_telemetry_risk_flags_total",
+    "Risk flags stored with tool calls, by organization and kind.",
+  );
+  readonly toolCallErrors = new Counter(
+    "agent_telemetry_tool_call_errors_total",
+    "Tool calls stored with outcome error, by organization.",
+  );
+  readonly lastExport = new SetGauge(
+    "agent_telemetry_last_export_timestamp_seconds",
+    "When this node last accepted an export from the organization (Unix seconds).",
+  );
   readonly #gauges: Gauge[] = [];
 
   addGauge(gauge: Gauge): void {
@@ -169,7 +207,10 @@ export class ServiceMetrics {
       this.rejected,
       this.unmapped,
       this.connectionsCut,
+      this.modelCost,
+      this.riskFlags,
+      this.toolCallErrors,
     ].map((m) => m.render())
-      .concat(this.#gauges.map(renderGauge)).join("\n") + "\n";
+      .concat([this.lastExport, ...this.#gauges].map(renderGauge)).join("\n") + "\n";
   }
 }

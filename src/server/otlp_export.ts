@@ -23,6 +23,7 @@ import type { KeyVerifier, TelemetryWriterApi } from "../store/stores.ts";
 import { bearerToken } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
 import type { GrpcStatusName } from "./grpc_status.ts";
+import { countCommitted } from "./organization_metrics.ts";
 import { reportUnmapped } from "./unmapped.ts";
 
 /** What an export needs from the server. */
@@ -151,8 +152,14 @@ export async function receiveOtlpExport(
     if (error instanceof OtlpDecodeError) return refused("undecodable", error.message);
     throw error;
   }
+  let summary;
   try {
-    await writer.ingest(sender, received.events, metricPoints?.samples ?? [], received.unmapped);
+    summary = await writer.ingest(
+      sender,
+      received.events,
+      metricPoints?.samples ?? [],
+      received.unmapped,
+    );
   } catch (error) {
     if (error instanceof StoreUnavailableError) {
       return refused("storeUnavailable", error.message, error.retryAfterSeconds);
@@ -160,6 +167,7 @@ export async function receiveOtlpExport(
     throw error;
   }
   deps.onCommitted?.();
+  countCommitted(deps.metrics, sender.orgId, summary, Date.now());
   countIngested(deps.metrics, received.events, received.unusable);
   reportUnmapped(deps.metrics, received.unmapped);
   if (metricPoints !== null) countMetricPoints(deps.metrics, metricPoints);

@@ -20,6 +20,7 @@ import { VERSION } from "../version.ts";
 import { type GrpcListener, startGrpcListener } from "./grpc_listener.ts";
 import { createIngestApp } from "./ingest_app.ts";
 import { IngestActivity } from "./ingest_activity.ts";
+import { openOrganizationSeries } from "./organization_metrics.ts";
 import { ServiceMetrics } from "../http/metrics.ts";
 import {
   DEFAULT_READ_DEADLINES,
@@ -94,8 +95,11 @@ export async function startServer(
   const clock = overrides.clock ?? systemClock;
   let analytics: Analytics;
   let cursorSecret: Uint8Array;
+  let orgIds: string[];
   try {
     cursorSecret = await stores.keys.cursorSecret();
+    // A read-only node accepts no export: it has no per-organization series.
+    orgIds = writer ? (await stores.keys.listOrgs()).orgs.map((org) => org.id) : [];
     analytics = await openAnalytics({
       path: dataPaths(config.dataDir).analytics,
       source: stores.replicaSource,
@@ -111,11 +115,21 @@ export async function startServer(
     throw error;
   }
   const metrics = new ServiceMetrics();
+  for (const orgId of orgIds) openOrganizationSeries(metrics, orgId);
   metrics.addGauge({
     name: "agent_telemetry_database_bytes",
     help: "Size of each data file in bytes (with PostgreSQL: the node's replica file).",
     read: () => fileSizes(config.dataDir, stores.engine === "sqlite"),
   });
+  if (config.maxDiskBytes !== null && writer) {
+    const cap = config.maxDiskBytes;
+    metrics.addGauge({
+      name: "agent_telemetry_max_disk_bytes",
+      help:
+        "The --max-disk-bytes cap on telemetry.db: above it, retention deletes the oldest days (absent without a cap).",
+      read: () => [{ labels: {}, value: cap }],
+    });
+  }
   metrics.addGauge({
     name: "agent_telemetry_replica_lag_seq",
     help: "Telemetry sequence numbers acknowledged but not yet in the DuckDB replica.",

@@ -14,6 +14,7 @@ import type {
   TelemetryEvent,
   ToolCallEvent,
 } from "../ingest/types.ts";
+import type { FlagKind } from "../detect/mod.ts";
 import { type CallFindings, detectEventCall, detectionOf } from "./call_detection.ts";
 import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";
 import { eventRowIds } from "./row_ids.ts";
@@ -137,6 +138,11 @@ export interface IngestStore {
   recountSessionActors(orgId: string, sessionId: string): void;
 }
 
+/** The summary of an export that stored nothing. */
+export function emptyIngestSummary(): IngestSummary {
+  return { toolCalls: 0, modelCalls: 0, costUsd: 0, toolCallErrors: 0, riskFlags: {} };
+}
+
 /**
  * Stores every event of one export request through `store`: idempotent ids,
  * a rejected call replaced by its later result, decisions paired with their
@@ -153,8 +159,8 @@ export function ingestEvents(
   ids: readonly string[] = eventRowIds(sender, events),
   findings?: readonly (CallFindings | null)[],
 ): IngestSummary {
-  const batch = new EventBatch(store, sender, options.redactSecrets);
-  const summary: IngestSummary = { toolCalls: 0, modelCalls: 0 };
+  const summary = emptyIngestSummary();
+  const batch = new EventBatch(store, sender, options.redactSecrets, summary);
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!;
     const id = ids[i]!;
@@ -225,11 +231,14 @@ class EventBatch {
   readonly #decisions = new Map<string, StoredDecision>();
   /** Session providers this batch read or set, by session. */
   readonly #providers = new Map<string, string>();
+  /** Where the batch adds the cost, errors and flags it stores. */
+  readonly #summary: IngestSummary;
 
-  constructor(store: IngestStore, sender: Sender, redact: boolean) {
+  constructor(store: IngestStore, sender: Sender, redact: boolean, summary: IngestSummary) {
     this.#store = store;
     this.#sender = sender;
     this.#redact = redact;
+    this.#summary = summary;
   }
 
   /**
@@ -278,7 +287,7 @@ class EventBatch {
       }
       store.forgetDetections(id, store.nextSeq());
       store.deleteToolCall(id);
-      this.#insertToolCall(id, row, event, findings);
+      this.#insertToolCall(id, row, event, findings, existing);
       this.#sessionDelta(event).recount = true;
       return false;
     }
@@ -321,7 +330,7 @@ class EventBatch {
       }
       store.forgetDetections(id, store.nextSeq());
       store.deleteToolCall(id);
-      this.#insertToolCall(id, row, event, findings);
+      this.#insertToolCall(id, row, event, findings, existing);
       this.#sessionDelta(event).recount = true;
       return false;
     }
@@ -342,6 +351,7 @@ class EventBatch {
       if (storedCost === null && event.costUsd !== null) {
         store.fillModelCallCost(id, event.costUsd, store.nextSeq());
         delta.cost += event.costUsd;
+        this.#summary.costUsd += event.costUsd;
       }
       return false;
     }
@@ -369,7 +379,10 @@ class EventBatch {
       duration_ms: event.durationMs,
     });
     if (!inserted) return false;
-    if (event.costUsd !== null) delta.cost += event.costUsd;
+    if (event.costUsd !== null) {
+      delta.cost += event.costUsd;
+      this.#summary.costUsd += event.costUsd;
+    }
     return true;
   }
 
@@ -517,12 +530,16 @@ class EventBatch {
     }
   }
 
-  /** `findings`: computed ahead from `event`; undefined: detect here. */
+  /**
+   * `findings`: computed ahead from `event`; undefined: detect here.
+   * `replaced`: the stored row this one replaces under the same id, if any.
+   */
   #insertToolCall(
     id: string,
     row: PendingCall,
     event: ToolCallEvent | DecisionEvent,
     findings: CallFindings | null | undefined,
+    replaced?: StoredToolCall,
   ): void {
     const detection = findings === undefined
       ? detectEventCall(event, this.#redact)
@@ -580,5 +597,26 @@ class EventBatch {
     };
     for (const values of riskFlagRows(call, detection, seq)) store.insertRiskFlag(values);
     for (const values of domainHitRows(call, detection, seq)) store.insertDomainHit(values);
+    this.#countStored(row, detection.flags, replaced);
+  }
+
+  /**
+   * Adds a stored call to the summary: an error unless the row it replaces
+   * was one already; its flags when the call is new, or when a log's row
+   * replaces its span's (a span carries no arguments or result to flag). A
+   * row replacing a stored reject (its result, or a retried export's reject
+   * again) adds none: a rejected call ran nothing, and its arguments were
+   * flagged with the reject.
+   */
+  #countStored(
+    row: PendingCall,
+    flags: readonly { flag: FlagKind }[],
+    replaced?: StoredToolCall,
+  ): void {
+    const summary = this.#summary;
+    if (row.outcome === "error" && replaced?.outcome !== "error") summary.toolCallErrors++;
+    const fromSpan = (source: string) => source === "otlp_traces";
+    if (replaced !== undefined && !(fromSpan(replaced.source) && !fromSpan(row.source))) return;
+    for (const { flag } of flags) summary.riskFlags[flag] = (summary.riskFlags[flag] ?? 0) + 1;
   }
 }

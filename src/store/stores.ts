@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { FlagKind } from "../detect/mod.ts";
 import type { MetricSample } from "../ingest/metrics/mod.ts";
 import type { UnmappedRecords } from "../ingest/receive.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
@@ -29,10 +30,20 @@ export type {
   ListedOrg,
 } from "./key_material.ts";
 
-/** What one export request stored. */
+/**
+ * What one export request stored, as committed: a retried export, or a call
+ * already stored, adds nothing (the per-organization counters of `/metrics`
+ * are summed from these).
+ */
 export interface IngestSummary {
   toolCalls: number;
   modelCalls: number;
+  /** Reported cost (USD) the stored model calls added: new calls', and costs filled in later. */
+  costUsd: number;
+  /** Tool calls stored as errors (a row replacing an error row is not counted again). */
+  toolCallErrors: number;
+  /** Risk flags stored with new calls, and with a log's row replacing its span's, by kind. */
+  riskFlags: Partial<Record<FlagKind, number>>;
 }
 
 /** The sender of a batch: an organization and one of its actors. */

@@ -11,7 +11,7 @@ import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
-import { ingestEvents } from "../ingest_batch.ts";
+import { emptyIngestSummary, ingestEvents } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
 import { unmappedRows } from "../unmapped_rows.ts";
 import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
@@ -86,7 +86,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
   ): Promise<IngestSummary> {
     return this.#outage.track(this.#track(async () => {
       if (events.length === 0 && points.length === 0 && unmapped.length === 0) {
-        return { toolCalls: 0, modelCalls: 0 };
+        return emptyIngestSummary();
       }
       const ids = eventRowIds(sender, events);
       const reads = batchReads(events, ids);

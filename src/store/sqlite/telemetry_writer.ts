@@ -12,7 +12,7 @@ import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import type { CallFindings } from "../call_detection.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
-import { ingestEvents, type IngestStore } from "../ingest_batch.ts";
+import { emptyIngestSummary, ingestEvents, type IngestStore } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
 import { unmappedRows } from "../unmapped_rows.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
@@ -102,7 +102,7 @@ export class TelemetryWriter {
     unmapped: readonly UnmappedRecords[] = [],
   ): IngestSummary {
     if (events.length === 0 && points.length === 0 && unmapped.length === 0) {
-      return { toolCalls: 0, modelCalls: 0 };
+      return emptyIngestSummary();
     }
     return tx(
       this.#db,
