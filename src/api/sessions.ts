@@ -33,7 +33,7 @@ const sessionsQuery = z.object({
 
 const listSessions: ApiHandler = async ({ url, orgId, services }) => {
   if (url.searchParams.has("tag")) {
-    throw new ApiError(501, "not_implemented", "the tag filter is not implemented");
+    throw new ApiError("not_implemented", "the tag filter is not implemented");
   }
   const query = parseParams(sessionsQuery, firstValues(url.searchParams));
   const filters = {
@@ -72,7 +72,7 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
     services.reader.queries.sessionDetail(orgId, params.id!),
   ) as Row[][];
   const row = session?.[0];
-  if (!row) throw new ApiError(404, "not_found", "session not found");
+  if (!row) throw new ApiError("not_found", "session not found");
   const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
   return jsonResponse({
     session: sessionObject(row, names),

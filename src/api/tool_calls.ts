@@ -101,7 +101,7 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
     services.reader.queries.toolCallDetail(orgId, params.id!),
   ]) as Row[][];
   const row = rows?.[0];
-  if (!row) throw new ApiError(404, "not_found", "tool call not found");
+  if (!row) throw new ApiError("not_found", "tool call not found");
   const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
   return jsonResponse(toolCallDetailObject(row, names));
 };
