@@ -17,12 +17,11 @@ import {
   teamParam,
   timeParam,
 } from "./params.ts";
+import { OUTCOMES } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
 import { actorIdsOf, values } from "./sessions.ts";
 
 type Row = Record<string, unknown>;
-
-const OUTCOMES = ["ok", "error", "rejected"] as const;
 
 const outcomeParam = z.string().optional().transform((raw, ctx) => {
   if (raw === undefined) return undefined;
