@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ApiHandler, ApiServices } from "../api/context.ts";
+import type { ApiRoute, ApiServices } from "../api/context.ts";
 import { pingRoutes } from "../api/ping.ts";
 import { sessionRoutes } from "../api/sessions.ts";
 import { toolCallRoutes } from "../api/tool_calls.ts";
@@ -15,14 +15,14 @@ import { authenticateApiRequest } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
 import { observed } from "../http/observe.ts";
 import { errorResponse, jsonResponse, textResponse } from "../http/responses.ts";
-import { createRouter, type Route } from "../http/router.ts";
+import { createRouter } from "../http/router.ts";
 import { isUiPath, uiResponse } from "../ui/mod.ts";
 
 /** What the query app needs. */
 export interface QueryAppDeps extends ApiServices {
   keys: KeyVerifier;
   /** Extra routes (e.g. insights), assembled with the built-in ones. */
-  routes?: Route<ApiHandler>[];
+  routes?: readonly ApiRoute[];
   metrics: ServiceMetrics;
   /** Resolves when the stores are writable and a query answers; rejects with the reason. */
   readiness: () => Promise<void>;
@@ -31,7 +31,7 @@ export interface QueryAppDeps extends ApiServices {
 
 /** Builds the query listener's request handler. */
 export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promise<Response> {
-  const match = createRouter<ApiHandler>([
+  const match = createRouter<ApiRoute["handler"]>([
     ...pingRoutes,
     ...sessionRoutes,
     ...toolCallRoutes,

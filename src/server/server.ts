@@ -5,7 +5,7 @@
  * @module
  */
 import { ActorNames } from "../api/actor_names.ts";
-import type { ApiHandler } from "../api/context.ts";
+import type { ApiRoute } from "../api/context.ts";
 import type { ListenAddress, ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths } from "../store/sqlite/data_dir.ts";
@@ -28,7 +28,6 @@ import {
   serveWithDeadlines,
 } from "./read_deadlines.ts";
 import { createQueryApp } from "./query_app.ts";
-import type { Route } from "../http/router.ts";
 
 /** A running server. */
 export interface RunningServer {
@@ -52,7 +51,7 @@ const RETENTION_EVERY_MS = 3_600_000;
 /** Replacements for tests: e.g. a key store that fails. */
 export interface ServeOverrides {
   keys?: (real: KeyVerifier) => KeyVerifier;
-  routes?: Route<ApiHandler>[];
+  routes?: ApiRoute[];
   /** No listener lines on stdout. */
   quiet?: boolean;
   /** Shorter read deadlines than {@link DEFAULT_READ_DEADLINES}, to test them. */
