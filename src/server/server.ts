@@ -27,7 +27,7 @@ import {
   type ReadDeadlines,
   serveWithDeadlines,
 } from "./read_deadlines.ts";
-import { createQueryApp } from "./query_app.ts";
+import { createQueryApp, queryRoutes } from "./query_app.ts";
 
 /** A running server. */
 export interface RunningServer {
@@ -35,6 +35,8 @@ export interface RunningServer {
   ingestUrl: string;
   /** The OTLP/gRPC listener's `http://` (h2c) or `https://` URL; null when turned off. */
   grpcUrl: string | null;
+  /** The route patterns the query listener's router serves (`/v1/sessions/:id`), in its order. */
+  queryRoutes: readonly string[];
   /**
    * Runs one retention pass now, after any pass in flight (it also runs in the
    * background). `now` fixes the clock the cutoff is taken from (tests).
@@ -131,6 +133,7 @@ export async function startServer(
     await stores.readiness();
     await analytics.checkReady();
   };
+  const routes = [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])];
   const queryApp = createQueryApp({
     keys,
     reader,
@@ -140,7 +143,7 @@ export async function startServer(
     metrics,
     readiness,
     logError,
-    routes: [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])],
+    routes,
   });
   const ingestApp = ingestActivity.countRequests(createIngestApp({
     keys,
@@ -244,6 +247,7 @@ export async function startServer(
     queryUrl,
     ingestUrl,
     grpcUrl: grpcListener?.url ?? null,
+    queryRoutes: queryRoutes(routes).map((route) => route.pattern),
     runRetention,
     close: () => closing ??= closeAll(),
   };
