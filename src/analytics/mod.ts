@@ -54,10 +54,12 @@ export {
 export type { InsightCacheStats, StoreReader } from "./insight_runner.ts";
 export { routedToSqlite, runSqliteInsight, SQLITE_ROUTES } from "./sqlite_insights.ts";
 export {
+  GRANULARITIES,
   type Granularity,
   type InsightWindow,
   insightWindow,
   isWindowName,
+  WINDOW_NAMES,
   type WindowName,
 } from "./window.ts";
 export { type CatchUpStats, REPLICA_SCHEMA_VERSION, type ReplicaSourceSpec } from "./replica.ts";

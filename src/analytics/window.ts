@@ -16,8 +16,15 @@ const WINDOW_DAYS = { "7d": 7, "30d": 30, "90d": 90 } as const;
 
 /** An allowed `window` value, canonical (lower case). */
 export type WindowName = keyof typeof WINDOW_DAYS;
+
+/** Every allowed `window`, shortest first. */
+export const WINDOW_NAMES = Object.keys(WINDOW_DAYS) as readonly WindowName[];
+
+/** Every allowed `granularity`, canonical (lower case). */
+export const GRANULARITIES = ["daily", "weekly"] as const;
+
 /** An allowed `granularity` value, canonical (lower case). */
-export type Granularity = "daily" | "weekly";
+export type Granularity = typeof GRANULARITIES[number];
 
 /** A resolved insight window: epoch milliseconds, start inclusive, end exclusive. */
 export interface InsightWindow {

@@ -56,7 +56,7 @@ export class ActorNames {
     try {
       found = await this.#directory.actorNames(orgId, missing);
     } catch {
-      throw new ApiError(503, "keystore_unavailable", "the key store is unavailable; retry later");
+      throw new ApiError("keystore_unavailable", "the key store is unavailable; retry later");
     }
     for (const id of missing) {
       const name = found.get(id) ?? "";

@@ -3,6 +3,9 @@
  *
  * @module
  */
+import type { z } from "zod";
+import type { ErrorCode } from "../http/responses.ts";
+import type { Route } from "../http/router.ts";
 import type { TelemetryReader } from "../store/stores.ts";
 import type { ActorNames } from "./actor_names.ts";
 
@@ -26,3 +29,30 @@ export interface ApiContext {
 
 /** A query-API handler. */
 export type ApiHandler = (context: ApiContext) => Promise<Response> | Response;
+
+/** The document's group of an operation. */
+export type ApiTag = "service" | "sessions" | "tool-calls" | "insights" | "unmapped-events";
+
+/**
+ * A query-API route: what the router matches and runs, and what the OpenAPI
+ * document (`openapi.ts`) says of it, from the schemas the handler parses
+ * its query with and answers with.
+ */
+export interface ApiRoute extends Route<ApiHandler> {
+  tag: ApiTag;
+  /** One line: what it returns. */
+  summary: string;
+  /** The rules a client needs beyond the schemas: order, scope, limits. */
+  description?: string;
+  /** The schema the handler parses the query string with: the query parameters. */
+  query?: z.ZodObject;
+  /** Each `:name` segment of the pattern, described. */
+  pathParams?: Readonly<Record<string, string>>;
+  /** The body of a 200 (`schemas.ts`). */
+  response: z.ZodType;
+  /**
+   * The error codes it answers beyond those of every route behind the key
+   * (`unauthenticated`, `keystore_unavailable`, `internal`).
+   */
+  errors: readonly ErrorCode[];
+}

@@ -10,17 +10,20 @@
 import { z } from "zod";
 import {
   type Analytics,
+  type AnyInsightName,
+  GRANULARITIES,
   type Granularity,
   INSIGHTS,
   insightWindow,
   isWindowName,
+  WINDOW_NAMES,
   type WindowName,
 } from "../analytics/mod.ts";
 import { type Clock, systemClock } from "../time.ts";
 import { jsonResponse } from "../http/responses.ts";
-import type { Route } from "../http/router.ts";
-import type { ApiHandler } from "./context.ts";
-import { exactParam, firstValues, parseParams, teamParam } from "./params.ts";
+import type { ApiRoute } from "./context.ts";
+import { actorParam, firstValues, parseParams, teamParam, teamQueryParam } from "./params.ts";
+import { INSIGHT_BODIES } from "./schemas.ts";
 
 const windowParam = z.string().optional().transform((raw, ctx): WindowName => {
   if (raw === undefined) return "7d";
@@ -33,22 +36,31 @@ const windowParam = z.string().optional().transform((raw, ctx): WindowName => {
     return z.NEVER;
   }
   return value;
+}).meta({
+  description: "How far back from now the window starts; case-insensitive.",
+  enum: [...WINDOW_NAMES],
 });
 
 const granularityParam = z.string().optional().transform((raw, ctx): Granularity => {
   if (raw === undefined) return "daily";
   const value = raw.toLowerCase();
-  if (value !== "daily" && value !== "weekly") {
+  if (!(GRANULARITIES as readonly string[]).includes(value)) {
     ctx.addIssue({
       code: "custom",
       message: `invalid granularity: ${JSON.stringify(raw)} (allowed: daily, weekly)`,
     });
     return z.NEVER;
   }
-  return value;
+  return value as Granularity;
+}).meta({
+  description:
+    "Buckets of `series`: UTC days, or weeks starting Sunday 00:00 UTC; case-insensitive. `weekly` only with `30d` or `90d`.",
+  enum: [...GRANULARITIES],
 });
 
-const insightQuery = z.object({ window: windowParam, granularity: granularityParam })
+const insightParams = z.object({ window: windowParam, granularity: granularityParam });
+
+const insightQuery = insightParams
   .superRefine((query, ctx) => {
     if (query.window === "7d" && query.granularity === "weekly") {
       ctx.addIssue({
@@ -66,7 +78,18 @@ export function parseInsightParams(
   return parseParams(insightQuery, firstValues(search));
 }
 
-const filterQuery = z.object({ actor: exactParam });
+const filterQuery = z.object({ actor: actorParam, team: teamQueryParam });
+
+/** What each insight's route returns, in one line. */
+const INSIGHT_SUMMARIES: Record<AnyInsightName, string> = {
+  "activity": "Tool calls, errors and sessions per day or week",
+  "top-tools": "The 50 most-used tools with errors and mean duration",
+  "outliers": "Sessions above the 95th percentile of calls per session",
+  "cost": "Model tokens and cost by provider and model",
+  "risk": "Risk flags (credentials, destructive commands, sensitive paths) by kind",
+  "domains": "External domains reached by curl/wget, web fetches and MCP tools",
+  "productivity": "What the agents got done, per actor and agent (an extension)",
+};
 
 /**
  * A route per insight of the registry (`INSIGHTS`): the spec's six and the
@@ -77,9 +100,18 @@ const filterQuery = z.object({ actor: exactParam });
 export function insightRoutes(
   analytics: Pick<Analytics, "cachedInsight">,
   clock: Clock = systemClock,
-): Route<ApiHandler>[] {
+): ApiRoute[] {
   return Object.values(INSIGHTS).map(({ name, actorFilters }) => ({
     pattern: `/v1/insights/${name}`,
+    tag: "insights",
+    summary: INSIGHT_SUMMARIES[name],
+    description:
+      "Answered by the analytics replica, which catches up with everything acknowledged before the request (under continuous ingest, within 5 s). A window without data has zero summaries and `series`/`breakdown` `[]` where the insight has them.",
+    query: actorFilters
+      ? z.object({ ...insightParams.shape, ...filterQuery.shape })
+      : insightParams,
+    response: INSIGHT_BODIES[name],
+    errors: ["invalid_request", "overloaded", "insights_unavailable"],
     handler: async ({ url, orgId, services }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
       const filters = actorFilters

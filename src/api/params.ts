@@ -1,6 +1,10 @@
 /**
  * Query-parameter schemas shared by the endpoints (zod), with messages that
- * name the problem as spec §7 shapes them.
+ * name the problem as spec §7 shapes them. Each endpoint's query schema is
+ * also what the OpenAPI document (`openapi.ts`) says of its parameters: a
+ * schema's `meta` describes the parameter as a client sends it (its type on
+ * the wire, bounds, description) and its default is what it parses an
+ * absent value to.
  *
  * @module
  */
@@ -24,6 +28,17 @@ export const limitParam = z.string().optional().transform((raw, ctx) => {
   if (value > 500) ctx.addIssue({ code: "custom", message: `invalid limit: ${raw} > 500` });
   else if (value < 1) ctx.addIssue({ code: "custom", message: `invalid limit: ${raw} < 1` });
   return value;
+}).meta({
+  description: "Page size, 1 to 500.",
+  type: "integer",
+  minimum: 1,
+  maximum: 500,
+});
+
+/** `cursor`: the previous page's `next_cursor`; decoded by the endpoint's cursor binding. */
+export const cursorParam = z.string().optional().meta({
+  description:
+    "The `next_cursor` of the previous page, unchanged, sent with the same filters (`limit` may change). A cursor sent with other filters, altered or not decodable is 400 `invalid_request`.",
 });
 
 /** Milliseconds since the epoch of an RFC 3339 timestamp with a zone, or null. */
@@ -55,11 +70,33 @@ export function timeParam(name: "after" | "before") {
       return z.NEVER;
     }
     return ms;
+  }).meta({
+    description: `Only tool calls ${
+      name === "after" ? "at or after" : "at or before"
+    } this instant (inclusive): RFC 3339 with a time zone, \`Z\` or an offset (send \`+\` as \`%2B\`).`,
+    format: "date-time",
   });
 }
 
 /** An exact-match filter; an empty value means no filter. */
 export const exactParam = z.string().optional().transform((raw) => raw === "" ? undefined : raw);
+
+/** `actor` (spec §4.2.1): one actor telemetry id. */
+export const actorParam = exactParam.meta({
+  description:
+    "Only this actor telemetry id, exact match (empty: no filter). It narrows results inside the caller's organization; it is no permission.",
+});
+
+/**
+ * `team` (spec §4.2.1) as a query schema names it: every value is read by
+ * {@link teamParam}, this only documents the parameter.
+ */
+export const teamQueryParam = z.string().optional().meta({
+  description:
+    "A set of actor telemetry ids: repeated (`team=a&team=b`), comma-separated (`team=a,b`) or both; duplicates and blank entries are ignored, only blanks is no filter. With `actor`, both apply.",
+  type: "array",
+  items: { type: "string" },
+});
 
 /** `team`: repeated and/or comma-separated actor ids; blanks and duplicates dropped. */
 export function teamParam(search: URLSearchParams): string[] | undefined {

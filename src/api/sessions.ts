@@ -5,35 +5,47 @@
  */
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
-import type { Route } from "../http/router.ts";
-import type { ApiHandler } from "./context.ts";
+import type { ApiHandler, ApiRoute } from "./context.ts";
 import { cursorBinding } from "./cursor.ts";
 import { pageEnvelope } from "./pagination.ts";
 import {
+  actorParam,
+  cursorParam,
   exactParam,
   firstValues,
   limitParam,
   parseParams,
   teamParam,
+  teamQueryParam,
   timeParam,
 } from "./params.ts";
+import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import { domainObject, riskFlagObject, sessionObject, sessionToolCallObject } from "./shapes.ts";
 
 type Row = Record<string, unknown>;
 
 const sessionsQuery = z.object({
   limit: limitParam,
+  cursor: cursorParam,
   after: timeParam("after"),
   before: timeParam("before"),
-  agent: exactParam,
-  actor: exactParam,
-  domain: exactParam,
-  cursor: z.string().optional(),
+  agent: exactParam.meta({
+    description: "Only tool calls whose `agent_system` equals this exactly (empty: no filter).",
+  }),
+  actor: actorParam,
+  team: teamQueryParam,
+  domain: exactParam.meta({
+    description:
+      "Only sessions that reached this external domain, exact match (empty: no filter); their figures still come from the matching calls.",
+  }),
+  tag: z.string().optional().meta({
+    description: "Unsupported: present with any value, empty included, it is 501.",
+  }),
 });
 
 const listSessions: ApiHandler = async ({ url, orgId, services }) => {
   if (url.searchParams.has("tag")) {
-    throw new ApiError(501, "not_implemented", "the tag filter is not implemented");
+    throw new ApiError("not_implemented", "the tag filter is not implemented");
   }
   const query = parseParams(sessionsQuery, firstValues(url.searchParams));
   const filters = {
@@ -72,7 +84,7 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
     services.reader.queries.sessionDetail(orgId, params.id!),
   ) as Row[][];
   const row = session?.[0];
-  if (!row) throw new ApiError(404, "not_found", "session not found");
+  if (!row) throw new ApiError("not_found", "session not found");
   const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
   return jsonResponse({
     session: sessionObject(row, names),
@@ -95,8 +107,33 @@ export function values(rows: unknown[]): string[] {
 }
 
 /** Routes of this module. */
-export const sessionRoutes: Route<ApiHandler>[] = [
-  { pattern: "/v1/sessions", handler: listSessions },
-  { pattern: "/v1/sessions/facets", handler: sessionFacets },
-  { pattern: "/v1/sessions/:id", handler: getSession },
+export const sessionRoutes: ApiRoute[] = [
+  {
+    pattern: "/v1/sessions",
+    handler: listSessions,
+    tag: "sessions",
+    summary: "A page of sessions, most recent `last_seen` first",
+    description:
+      "The time, agent, actor and team filters select tool calls: each session is built from its matching calls only (its counts, times and duration), while `cost_usd` covers the whole session. A session exists once it has a tool call.",
+    query: sessionsQuery,
+    response: SessionPage,
+    errors: ["invalid_request", "not_implemented", "overloaded"],
+  },
+  {
+    pattern: "/v1/sessions/facets",
+    handler: sessionFacets,
+    tag: "sessions",
+    summary: "Values for the session filters `domain` and `agent`",
+    response: SessionFacets,
+    errors: ["overloaded"],
+  },
+  {
+    pattern: "/v1/sessions/:id",
+    handler: getSession,
+    tag: "sessions",
+    summary: "One session with its tool calls, risk flags and external domains",
+    pathParams: { id: "The session id." },
+    response: SessionDetail,
+    errors: ["not_found", "overloaded"],
+  },
 ];

@@ -1,11 +1,18 @@
 /**
  * Rows to the spec's objects (§2.3–2.8): timestamps as RFC 3339, optional
  * fields left out when empty, rejected calls with null duration and success.
+ * Which fields are optional is the objects' schemas' word (`schemas.ts`).
  *
  * @module
  */
 import { roundUsd } from "../round.ts";
 import { formatTimestamp } from "../time.ts";
+import {
+  optionalFields as optionalFieldsOf,
+  SessionToolCall,
+  ToolCall,
+  ToolCallDetail,
+} from "./schemas.ts";
 
 type Row = Record<string, unknown>;
 
@@ -67,7 +74,8 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
   };
 }
 
-const CALL_OPTIONAL = ["error_message", "decision", "decision_source"] as const;
+/** A call's optional fields in a session detail and before `agent_system` in the list form. */
+const CALL_OPTIONAL = optionalFieldsOf(SessionToolCall);
 
 /** A tool call as listed inside a session detail (§4.4). */
 export function sessionToolCallObject(row: Row): Row {
@@ -109,27 +117,10 @@ export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
   return call;
 }
 
-const DETAIL_OPTIONAL = [
-  "prompt_id",
-  "agent_version",
-  "agent_name",
-  "provider_name",
-  "tool_call_id",
-  "tool_use_id",
-  "tool_description",
-  "source",
-  "arguments",
-  "result",
-  "error_type",
-  "mcp_server_name",
-  "mcp_server_scope",
-  "os_type",
-  "host_arch",
-  "terminal_type",
-  "cwd",
-  "trace_id",
-  "span_id",
-] as const;
+/** The detail's optional fields beyond the list form's. */
+const DETAIL_OPTIONAL = optionalFieldsOf(ToolCallDetail).filter((field) =>
+  !(field in ToolCall.shape)
+);
 
 /** A tool call detail object (§2.5). */
 export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {

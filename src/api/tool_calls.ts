@@ -5,24 +5,25 @@
  */
 import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
-import type { Route } from "../http/router.ts";
-import type { ApiHandler } from "./context.ts";
+import type { ApiHandler, ApiRoute } from "./context.ts";
 import { cursorBinding } from "./cursor.ts";
 import { pageEnvelope } from "./pagination.ts";
 import {
+  actorParam,
+  cursorParam,
   exactParam,
   firstValues,
   limitParam,
   parseParams,
   teamParam,
+  teamQueryParam,
   timeParam,
 } from "./params.ts";
+import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
 import { actorIdsOf, values } from "./sessions.ts";
 
 type Row = Record<string, unknown>;
-
-const OUTCOMES = ["ok", "error", "rejected"] as const;
 
 const outcomeParam = z.string().optional().transform((raw, ctx) => {
   if (raw === undefined) return undefined;
@@ -35,19 +36,31 @@ const outcomeParam = z.string().optional().transform((raw, ctx) => {
     return z.NEVER;
   }
   return outcome;
+}).meta({
+  description: "Only calls with this outcome; case-insensitive.",
+  enum: [...OUTCOMES],
 });
 
 const toolCallsQuery = z.object({
   limit: limitParam,
+  cursor: cursorParam,
   after: timeParam("after"),
   before: timeParam("before"),
-  session_id: exactParam,
-  actor: exactParam,
-  tool_name: exactParam,
-  tool_type: exactParam,
-  category: exactParam,
+  session_id: exactParam.meta({ description: "Only calls in this session." }),
+  actor: actorParam,
+  team: teamQueryParam,
+  tool_name: exactParam.meta({ description: "Exact tool name." }),
+  tool_type: exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
+  category: exactParam.meta({
+    description:
+      "Exact category: `code_exec`, `file_read`, `file_write`, `web_fetch`, `mcp`, `other`.",
+  }),
   outcome: outcomeParam,
-  cursor: z.string().optional(),
+  success: z.string().optional().meta({
+    description:
+      "Not accepted: any value is 400 `invalid_request`; the success filter is replaced by `outcome`.",
+    deprecated: true,
+  }),
 });
 
 const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
@@ -101,14 +114,37 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
     services.reader.queries.toolCallDetail(orgId, params.id!),
   ]) as Row[][];
   const row = rows?.[0];
-  if (!row) throw new ApiError(404, "not_found", "tool call not found");
+  if (!row) throw new ApiError("not_found", "tool call not found");
   const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
   return jsonResponse(toolCallDetailObject(row, names));
 };
 
 /** Routes of this module. */
-export const toolCallRoutes: Route<ApiHandler>[] = [
-  { pattern: "/v1/tool-calls", handler: listToolCalls },
-  { pattern: "/v1/tool-calls/facets", handler: toolCallFacets },
-  { pattern: "/v1/tool-calls/:id", handler: getToolCall },
+export const toolCallRoutes: ApiRoute[] = [
+  {
+    pattern: "/v1/tool-calls",
+    handler: listToolCalls,
+    tag: "tool-calls",
+    summary: "A page of tool calls, newest first",
+    query: toolCallsQuery,
+    response: ToolCallPage,
+    errors: ["invalid_request", "overloaded"],
+  },
+  {
+    pattern: "/v1/tool-calls/facets",
+    handler: toolCallFacets,
+    tag: "tool-calls",
+    summary: "Values for the tool-call filters `tool_name`, `tool_type` and `category`",
+    response: ToolCallFacets,
+    errors: ["overloaded"],
+  },
+  {
+    pattern: "/v1/tool-calls/:id",
+    handler: getToolCall,
+    tag: "tool-calls",
+    summary: "One tool call in detail",
+    pathParams: { id: "The tool call's `id`." },
+    response: ToolCallDetail,
+    errors: ["not_found", "overloaded"],
+  },
 ];

@@ -8,12 +8,12 @@
  */
 import { z } from "zod";
 import { jsonResponse } from "../http/responses.ts";
-import type { Route } from "../http/router.ts";
 import { formatTimestamp } from "../time.ts";
-import type { ApiHandler } from "./context.ts";
-import { exactParam, firstValues, parseParams } from "./params.ts";
+import type { ApiHandler, ApiRoute } from "./context.ts";
+import { actorParam, firstValues, parseParams } from "./params.ts";
+import { UnmappedEvents } from "./schemas.ts";
 
-const query = z.object({ actor: exactParam });
+const query = z.object({ actor: actorParam });
 
 const listUnmappedEvents: ApiHandler = async ({ url, orgId, services }) => {
   const { actor } = parseParams(query, firstValues(url.searchParams));
@@ -34,6 +34,16 @@ const listUnmappedEvents: ApiHandler = async ({ url, orgId, services }) => {
 };
 
 /** Routes of this module. */
-export const unmappedEventRoutes: Route<ApiHandler>[] = [
-  { pattern: "/v1/unmapped-events", handler: listUnmappedEvents },
+export const unmappedEventRoutes: ApiRoute[] = [
+  {
+    pattern: "/v1/unmapped-events",
+    handler: listUnmappedEvents,
+    tag: "unmapped-events",
+    summary: "What the organization's agents sent that stored nothing (an extension)",
+    description:
+      "By agent, version, event name and reason, so a client release that renames or adds an event shows the day it ships. An organization keeps at most 1,000 such rows; a row not seen for the retention period goes with the telemetry.",
+    query,
+    response: UnmappedEvents,
+    errors: ["overloaded"],
+  },
 ];

@@ -31,8 +31,8 @@ export async function authenticateApiRequest<P>(
   try {
     principal = token === null ? null : await keys.verifyApiKey(token);
   } catch {
-    throw new ApiError(503, "keystore_unavailable", "the key store is unavailable; retry later");
+    throw new ApiError("keystore_unavailable", "the key store is unavailable; retry later");
   }
-  if (principal === null) throw new ApiError(401, "unauthenticated", UNAUTHENTICATED);
+  if (principal === null) throw new ApiError("unauthenticated", UNAUTHENTICATED);
   return principal;
 }

@@ -11,28 +11,37 @@ import {
   ReplicaUnwritableError,
 } from "../errors.ts";
 
-/** Error codes of spec §7. */
-export type ErrorCode =
-  | "invalid_request"
-  | "unauthenticated"
-  | "not_found"
-  | "internal"
-  | "not_implemented"
-  | "keystore_unavailable"
-  | "overloaded"
-  | "insights_unavailable";
+/**
+ * The error codes of spec §7 and README's additions (`overloaded`,
+ * `insights_unavailable`), each with the one HTTP status it is answered with.
+ */
+export const ERROR_STATUS = {
+  "invalid_request": 400,
+  "unauthenticated": 401,
+  "not_found": 404,
+  "internal": 500,
+  "not_implemented": 501,
+  "keystore_unavailable": 503,
+  "overloaded": 503,
+  "insights_unavailable": 503,
+} as const;
 
-/** An error with its HTTP status, code and client-facing message. */
+/** An error code of the query API. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** An error with its code, client-facing message and the code's HTTP status. */
 export class ApiError extends Error {
   override name = "ApiError";
-  constructor(readonly status: number, readonly code: ErrorCode, message: string) {
+  readonly status: number;
+  constructor(readonly code: ErrorCode, message: string) {
     super(message);
+    this.status = ERROR_STATUS[code];
   }
 }
 
 /** A 400 `invalid_request` naming the problem. */
 export function invalidRequest(message: string): ApiError {
-  return new ApiError(400, "invalid_request", message);
+  return new ApiError("invalid_request", message);
 }
 
 /** A JSON response. */
@@ -53,7 +62,6 @@ export function textResponse(status: number, text: string, headers: HeadersInit 
 
 /** How the query API answers one kind of engine-neutral error. */
 interface ErrorAnswer {
-  status: number;
   code: ErrorCode;
   message: string;
   retryAfterSeconds?: number;
@@ -69,26 +77,22 @@ interface ErrorAnswer {
 const NEUTRAL_ERROR_ANSWERS: ReadonlyArray<readonly [new (message: string) => Error, ErrorAnswer]> =
   [
     [QueryQueueFullError, {
-      status: 503,
       code: "overloaded",
       message: "too many queries in progress; retry later",
       retryAfterSeconds: 1,
     }],
     [ReplicaBuildingError, {
-      status: 503,
       code: "insights_unavailable",
       message: "insights are being prepared: the analytics replica is being built; retry later",
       retryAfterSeconds: 2,
     }],
     [ReplicaUnwritableError, {
-      status: 503,
       code: "insights_unavailable",
       message:
         "insights are unavailable: the analytics replica cannot be written (disk full or read-only); retry later",
       retryAfterSeconds: 30,
     }],
     [QueryTimeoutError, {
-      status: 500,
       code: "internal",
       message: "query exceeded the time limit; narrow the time range or filters and retry",
     }],
@@ -101,12 +105,15 @@ export function errorResponse(error: unknown, log: (error: unknown) => void): Re
   }
   const answer = NEUTRAL_ERROR_ANSWERS.find(([type]) => error instanceof type)?.[1];
   if (answer) {
-    const { status, code, message, retryAfterSeconds } = answer;
+    const { code, message, retryAfterSeconds } = answer;
     const headers: Record<string, string> = retryAfterSeconds === undefined
       ? {}
       : { "retry-after": String(retryAfterSeconds) };
-    return jsonResponse({ error: { code, message } }, status, headers);
+    return jsonResponse({ error: { code, message } }, ERROR_STATUS[code], headers);
   }
   log(error);
-  return jsonResponse({ error: { code: "internal", message: "internal error; retry later" } }, 500);
+  return jsonResponse(
+    { error: { code: "internal", message: "internal error; retry later" } },
+    ERROR_STATUS.internal,
+  );
 }

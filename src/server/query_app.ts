@@ -1,11 +1,13 @@
 /**
- * The query listener's app: `/healthz`, `/readyz` and the `/v1/` API, checked
- * in the order DESIGN §6 fixes — unknown path (404 text), method (405 text),
- * auth (401/503), parameters (400), lookup (404 JSON).
+ * The query listener's app: `/healthz`, `/readyz`, the `/v1/` API and its
+ * OpenAPI document, checked in the order DESIGN §6 fixes — unknown path (404
+ * text), method (405 text), auth (401/503; not for the document),
+ * parameters (400), lookup (404 JSON).
  *
  * @module
  */
-import type { ApiHandler, ApiServices } from "../api/context.ts";
+import type { ApiRoute, ApiServices } from "../api/context.ts";
+import { OPENAPI_PATH, openApiDocument } from "../api/openapi.ts";
 import { pingRoutes } from "../api/ping.ts";
 import { sessionRoutes } from "../api/sessions.ts";
 import { toolCallRoutes } from "../api/tool_calls.ts";
@@ -15,29 +17,30 @@ import { authenticateApiRequest } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
 import { observed } from "../http/observe.ts";
 import { errorResponse, jsonResponse, textResponse } from "../http/responses.ts";
-import { createRouter, type Route } from "../http/router.ts";
+import { createRouter } from "../http/router.ts";
 import { isUiPath, uiResponse } from "../ui/mod.ts";
 
 /** What the query app needs. */
 export interface QueryAppDeps extends ApiServices {
   keys: KeyVerifier;
   /** Extra routes (e.g. insights), assembled with the built-in ones. */
-  routes?: Route<ApiHandler>[];
+  routes?: readonly ApiRoute[];
   metrics: ServiceMetrics;
   /** Resolves when the stores are writable and a query answers; rejects with the reason. */
   readiness: () => Promise<void>;
   logError: (error: unknown) => void;
 }
 
+/** Every route of the `/v1/` API behind the key: the built-in ones, then `extra`. */
+export function queryRoutes(extra: readonly ApiRoute[] = []): ApiRoute[] {
+  return [...pingRoutes, ...sessionRoutes, ...toolCallRoutes, ...unmappedEventRoutes, ...extra];
+}
+
 /** Builds the query listener's request handler. */
 export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promise<Response> {
-  const match = createRouter<ApiHandler>([
-    ...pingRoutes,
-    ...sessionRoutes,
-    ...toolCallRoutes,
-    ...unmappedEventRoutes,
-    ...(deps.routes ?? []),
-  ]);
+  const routes = queryRoutes(deps.routes);
+  const match = createRouter(routes);
+  const openApi = JSON.stringify(openApiDocument(routes, deps.version));
   const app = async (request: Request): Promise<Response> => {
     const tooLarge = requestTooLarge(request);
     if (tooLarge) return tooLarge;
@@ -49,6 +52,10 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
       return url.pathname === "/healthz"
         ? jsonResponse({ status: "ok" })
         : await readyResponse(deps.readiness);
+    }
+    if (url.pathname === OPENAPI_PATH) {
+      if (request.method !== "GET") return methodNotAllowed();
+      return new Response(openApi, { headers: { "content-type": "application/json" } });
     }
     const route = match(url.pathname);
     if (!route) return textResponse(404, "404 page not found");
@@ -69,7 +76,7 @@ export function createQueryApp(deps: QueryAppDeps): (request: Request) => Promis
     listener: "query",
     metrics: deps.metrics,
     routeOf: (path) =>
-      path === "/healthz" || path === "/readyz"
+      path === "/healthz" || path === "/readyz" || path === OPENAPI_PATH
         ? path
         : match(path)?.pattern ?? (isUiPath(path) ? "/ui/" : "unmatched"),
   });

@@ -5,7 +5,7 @@
  * @module
  */
 import { ActorNames } from "../api/actor_names.ts";
-import type { ApiHandler } from "../api/context.ts";
+import type { ApiRoute } from "../api/context.ts";
 import type { ListenAddress, ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths } from "../store/sqlite/data_dir.ts";
@@ -28,8 +28,7 @@ import {
   type ReadDeadlines,
   serveWithDeadlines,
 } from "./read_deadlines.ts";
-import { createQueryApp } from "./query_app.ts";
-import type { Route } from "../http/router.ts";
+import { createQueryApp, queryRoutes } from "./query_app.ts";
 
 /** A running server. */
 export interface RunningServer {
@@ -37,6 +36,8 @@ export interface RunningServer {
   ingestUrl: string;
   /** The OTLP/gRPC listener's `http://` (h2c) or `https://` URL; null when turned off. */
   grpcUrl: string | null;
+  /** The route patterns the query listener's router serves (`/v1/sessions/:id`), in its order. */
+  queryRoutes: readonly string[];
   /**
    * Runs one retention pass now, after any pass in flight (it also runs in the
    * background). `now` fixes the clock the cutoff is taken from (tests).
@@ -53,7 +54,7 @@ const RETENTION_EVERY_MS = 3_600_000;
 /** Replacements for tests: e.g. a key store that fails. */
 export interface ServeOverrides {
   keys?: (real: KeyVerifier) => KeyVerifier;
-  routes?: Route<ApiHandler>[];
+  routes?: ApiRoute[];
   /** No listener lines on stdout. */
   quiet?: boolean;
   /** Shorter read deadlines than {@link DEFAULT_READ_DEADLINES}, to test them. */
@@ -146,6 +147,7 @@ export async function startServer(
     await stores.readiness();
     await analytics.checkReady();
   };
+  const routes = [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])];
   const queryApp = createQueryApp({
     keys,
     reader,
@@ -155,7 +157,7 @@ export async function startServer(
     metrics,
     readiness,
     logError,
-    routes: [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])],
+    routes,
   });
   const ingestApp = ingestActivity.countRequests(createIngestApp({
     keys,
@@ -259,6 +261,7 @@ export async function startServer(
     queryUrl,
     ingestUrl,
     grpcUrl: grpcListener?.url ?? null,
+    queryRoutes: queryRoutes(routes).map((route) => route.pattern),
     runRetention,
     close: () => closing ??= closeAll(),
   };
