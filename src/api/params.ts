@@ -1,6 +1,6 @@
 /**
  * Query-parameter schemas shared by the endpoints (zod), with messages that
- * name the problem as spec §7 shapes them.
+ * name the problem as docs/api.md §7 shapes them.
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Rows to the spec's objects (§2.3–2.8): timestamps as RFC 3339, optional
+ * Rows to the API's objects (docs/api.md §2.3–2.8): timestamps as RFC 3339, optional
  * fields left out when empty, rejected calls with null duration and success.
  *
  * @module
@@ -30,7 +30,7 @@ function optionalFields(target: Row, row: Row, fields: readonly string[]): void 
   }
 }
 
-/** `success` per spec §2.2: true for ok, false for error, null for rejected. */
+/** `success` per docs/api.md §2.2: true for ok, false for error, null for rejected. */
 function success(outcome: string): boolean | null {
   return outcome === "rejected" ? null : outcome === "ok";
 }
@@ -42,7 +42,7 @@ function modelFromKey(key: unknown): string {
   return key.slice(second + 1);
 }
 
-/** A session object (§2.3) from a `sessions` row or an aggregated page row. */
+/** A session object (docs/api.md §2.3) from a `sessions` row or an aggregated page row. */
 export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
   const first = Number(row.first_seen);
   const last = Number(row.last_seen);
@@ -69,7 +69,7 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
 
 const CALL_OPTIONAL = ["error_message", "decision", "decision_source"] as const;
 
-/** A tool call as listed inside a session detail (§4.4). */
+/** A tool call as listed inside a session detail (docs/api.md §4.4). */
 export function sessionToolCallObject(row: Row): Row {
   const outcome = text(row, "outcome");
   const call: Row = {
@@ -86,7 +86,7 @@ export function sessionToolCallObject(row: Row): Row {
   return call;
 }
 
-/** A tool call object, list form (§2.4). */
+/** A tool call object, list form (docs/api.md §2.4). */
 export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
   const outcome = text(row, "outcome");
   const actorId = text(row, "actor_id");
@@ -131,7 +131,7 @@ const DETAIL_OPTIONAL = [
   "span_id",
 ] as const;
 
-/** A tool call detail object (§2.5). */
+/** A tool call detail object (docs/api.md §2.5). */
 export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
   const detail = toolCallObject(row, actorNames);
   const outcome = text(row, "outcome");
@@ -140,7 +140,7 @@ export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
   return detail;
 }
 
-/** A risk flag (§2.6). */
+/** A risk flag (docs/api.md §2.6). */
 export function riskFlagObject(row: Row): Row {
   return {
     timestamp: formatTimestamp(Number(row.ts)),
@@ -151,7 +151,7 @@ export function riskFlagObject(row: Row): Row {
   };
 }
 
-/** An external domain entry (§2.8). */
+/** An external domain entry (docs/api.md §2.8). */
 export function domainObject(row: Row): Row {
   return { domain: text(row, "domain"), scheme: text(row, "scheme"), hits: Number(row.hits) };
 }

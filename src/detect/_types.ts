@@ -4,7 +4,7 @@
  * @module
  */
 
-/** The risk flag kinds of the query API (spec §2.7). */
+/** The risk flag kinds of the query API (docs/api.md §2.7). */
 export type FlagKind = "credential_detected" | "destructive_operation" | "sensitive_path";
 
 /** Fields every rule has. */

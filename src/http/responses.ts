@@ -11,7 +11,7 @@ import {
   ReplicaUnwritableError,
 } from "../errors.ts";
 
-/** Error codes of spec §7. */
+/** Error codes of docs/api.md §7. */
 export type ErrorCode =
   | "invalid_request"
   | "unauthenticated"

@@ -1,6 +1,6 @@
 /**
  * The query listener's app: `/healthz`, `/readyz` and the `/v1/` API, checked
- * in the order DESIGN §6 fixes — unknown path (404 text), method (405 text),
+ * in the order docs/api.md §10.1 fixes — unknown path (404 text), method (405 text),
  * auth (401/503), parameters (400), lookup (404 JSON).
  *
  * @module
