@@ -292,7 +292,7 @@ export interface ListenAddress {
 /** The validated configuration of `serve`. */
 export interface ServeConfig {
   dataDir: string;
-  /** PostgreSQL URL of the shared store (DESIGN §8), or null for the embedded SQLite files. */
+  /** PostgreSQL URL of the shared store (docs/design.md §8), or null for the embedded SQLite. */
   database: string | null;
   listen: ListenAddress;
   ingestListen: ListenAddress;

@@ -1,7 +1,7 @@
 /**
  * Structured logs: one JSON object per line on stderr, at or above the
  * configured level. Listener URLs are the exception and go to stdout
- * (DESIGN §6 "CLI"), through {@link announce}.
+ * (docs/design.md §3), through {@link announce}.
  *
  * @module
  */

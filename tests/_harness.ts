@@ -6,7 +6,7 @@
  * Engines: a test declared with {@link engineTest} runs on the embedded
  * SQLite store and, when `AGENT_TELEMETRY_TEST_DATABASE_URL` names a
  * PostgreSQL server, once more on a fresh PostgreSQL database of its own
- * (named `… [postgres]`): the parity run of DESIGN §8.
+ * (named `… [postgres]`): the parity run of docs/design.md §8.
  *
  * @module
  */

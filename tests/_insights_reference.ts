@@ -171,7 +171,10 @@ export function quantileCont(values: readonly number[], q: number): number | nul
   return sorted[lo]! + (position - lo) * (sorted[hi]! - sorted[lo]!);
 }
 
-/** Computes one insight's body from raw rows, the way spec §4.9–4.14 and DESIGN §6 define it. */
+/**
+ * Computes one insight's body from raw rows, the way docs/api.md §4.9–4.14 and docs/design.md §6
+ * define it.
+ */
 export function referenceInsight(
   raw: RawRows,
   name: string,

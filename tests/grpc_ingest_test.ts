@@ -1,5 +1,5 @@
 /**
- * OTLP/gRPC ingest (DESIGN §4): the official OpenTelemetry JS gRPC exporters
+ * OTLP/gRPC ingest (docs/design.md §4.1): the official OpenTelemetry JS gRPC exporters
  * deliver logs and spans (h2c, gzip, TLS), and raw HTTP/2 calls see the gRPC
  * statuses OTLP prescribes, with RetryInfo where a retry helps.
  */

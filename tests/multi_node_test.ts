@@ -1,5 +1,5 @@
 /**
- * Several stateless nodes over one PostgreSQL (DESIGN §8): two `serve`
+ * Several stateless nodes over one PostgreSQL (docs/design.md §8): two `serve`
  * processes, each with its own data directory (its DuckDB replica), share
  * the key store and the telemetry tables.
  */

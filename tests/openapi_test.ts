@@ -175,7 +175,7 @@ Deno.test("the document has a path for every route the router serves, and only t
   }
 });
 
-/** The query parameters of the spec (§4) and README's extensions, by path. */
+/** The query parameters of docs/api.md §4 and README's extensions, by path. */
 const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
   "/v1/ping": [],
   "/v1/sessions": [
@@ -413,7 +413,7 @@ function fieldsOf(value: unknown, at = "", out = new Set<string>()): Set<string>
 
 /**
  * Documented fields no data can show yet: no agent's mapping reports a
- * working directory (spec §2.5's `cwd` is stored when one does).
+ * working directory (docs/api.md §2.5's `cwd` is stored when one does).
  */
 const NEVER_SERVED = new Set(["/v1/tool-calls/{id} .cwd"]);
 

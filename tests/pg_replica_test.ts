@@ -1,5 +1,5 @@
 /**
- * The analytics replica fed from PostgreSQL (DESIGN §8): real PostgreSQL
+ * The analytics replica fed from PostgreSQL (docs/design.md §8): real PostgreSQL
  * (`AGENT_TELEMETRY_TEST_DATABASE_URL`), real DuckDB files. Rows are written
  * with plain SQL, so each test decides which transaction commits when.
  */

@@ -122,8 +122,8 @@ async function edgeSession(server: TestServer, apiKey: string) {
   return { times, costUsd: session.status === 200 ? session.body.session.cost_usd : null };
 }
 
-// DESIGN, precise definitions: `--retention-days N` deletes what is older than N days, so a row
-// exactly N days old (ts = now - N days) is kept and one 1 ms older is deleted.
+// docs/design.md §6.2 "Retention cutoff": `--retention-days N` deletes what is older than N
+// days, so a row exactly N days old (ts = now - N days) is kept and one 1 ms older is deleted.
 engineTest(
   "--retention-days keeps a row exactly N days old and deletes one 1 ms older",
   async () => {

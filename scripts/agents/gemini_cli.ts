@@ -118,7 +118,7 @@ function answer(step: number): GeminiPart[] {
 /**
  * What the API must show for one run with `logPrompts` on: the six scripted
  * calls in order, the token, the failed `curl` and the denied `git push` as
- * the mapping rules say (DESIGN §4), and seven model calls of the mock's
+ * the mapping rules say (docs/ingest-mapping.md §6), and seven model calls of the mock's
  * fixed usage. With it off, see {@link withoutLogPrompts}.
  */
 function expectedRun(variant: Variant): ExpectedRun {

@@ -1,4 +1,4 @@
--- GET /v1/insights/activity (spec §4.9) on the DuckDB replica (SQLite and
+-- GET /v1/insights/activity (docs/api.md §4.9) on the DuckDB replica (SQLite and
 -- PostgreSQL run it as is: the benchmark's baselines). Parameters:
 -- $org, $start (inclusive), $end (exclusive) in epoch ms; series buckets are
 -- ts - ((ts + $offset) mod $width): UTC days, or weeks from Sunday 00:00 UTC.

@@ -1,4 +1,4 @@
--- GET /v1/insights/cost (spec §4.12) on the DuckDB replica (SQLite and
+-- GET /v1/insights/cost (docs/api.md §4.12) on the DuckDB replica (SQLite and
 -- PostgreSQL run it as is: the benchmark's baselines). cost_available is
 -- true when any model call in the window reported a cost (0 included); costs
 -- are 0 when none did. The breakdown leaves out model calls without a model.

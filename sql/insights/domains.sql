@@ -1,4 +1,4 @@
--- GET /v1/insights/domains (spec §4.14) on the DuckDB replica (SQLite and
+-- GET /v1/insights/domains (docs/api.md §4.14) on the DuckDB replica (SQLite and
 -- PostgreSQL run it as is: the benchmark's baselines): one hit per
 -- (tool call, domain, scheme), timed by its tool call.
 

@@ -1,4 +1,4 @@
--- GET /v1/insights/outliers (spec §4.11) on the DuckDB replica: sessions whose
+-- GET /v1/insights/outliers (docs/api.md §4.11) on the DuckDB replica: sessions whose
 -- call count in the window is strictly above the continuous 95th percentile
 -- of all sessions' counts in the window. No sessions: p95 is 0.
 

@@ -1,7 +1,7 @@
--- GET /v1/insights/productivity (issue #18, an extension of the spec) on the
+-- GET /v1/insights/productivity (docs/api.md §4.16, an extension) on the
 -- DuckDB replica. Parameters as the other insights, plus $actor ('' for none)
--- and $team (actor ids joined by commas, '' for none): the filters of spec
--- §4.2.1. `facts` opens every section (src/analytics/insights.ts prefixes it):
+-- and $team (actor ids joined by commas, '' for none): the filters of
+-- docs/api.md §4.2.1. `facts` opens every section (src/analytics/insights.ts prefixes it):
 -- one row per metric point, tool call and model call of the window, with what
 -- each adds to each figure.
 --

@@ -1,4 +1,4 @@
--- GET /v1/insights/risk (spec §4.13) on the DuckDB replica (SQLite and
+-- GET /v1/insights/risk (docs/api.md §4.13) on the DuckDB replica (SQLite and
 -- PostgreSQL run it as is: the benchmark's baselines). A flag's time is
 -- its tool call's time.
 

@@ -1,4 +1,4 @@
--- GET /v1/insights/top-tools (spec §4.10) on the DuckDB replica (SQLite and
+-- GET /v1/insights/top-tools (docs/api.md §4.10) on the DuckDB replica (SQLite and
 -- PostgreSQL run it as is: the benchmark's baselines). avg() skips
 -- the null durations of rejected calls, so a tool whose calls were all
 -- rejected averages to null.

@@ -1,4 +1,4 @@
--- PostgreSQL store (DESIGN §8): the key store and the telemetry tables in one
+-- PostgreSQL store (docs/design.md §8): the key store and the telemetry tables in one
 -- database, shared by every node. Same tables and meaning as the SQLite files
 -- (sql/sqlite/keys_0001_init.sql, telemetry_0001..0003), with two additions:
 -- `seq` comes from one sequence (raised on every insert and update), and every

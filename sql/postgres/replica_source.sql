@@ -1,4 +1,4 @@
--- Reads of the analytics replica's catch-up from PostgreSQL (DESIGN §8), run
+-- Reads of the analytics replica's catch-up from PostgreSQL (docs/design.md §8), run
 -- by each node in one REPEATABLE READ READ ONLY transaction. `seq` is taken
 -- before commit, so "seq above the last one copied" would skip a row whose
 -- transaction commits late. Instead a catch-up copies the rows whose writing

@@ -1,5 +1,5 @@
 /**
- * `/v1/insights/*` (spec §2.11, §4.8–4.14): the one registry of the insights
+ * `/v1/insights/*` (docs/api.md §2.11, §4.8–4.16): the one registry of the insights
  * ({@link INSIGHTS}) — each one's SQL per engine (`sql/insights/<name>.sql`,
  * SQLite's own where it differs), the windows SQLite answers it in, the
  * filters its route takes, and the fields of its summary, series and
@@ -60,9 +60,12 @@ export interface InsightDefinition {
    * runs it (an extension without a baseline).
    */
   sqlite: { sql?: Readonly<Record<string, string>>; windows: readonly WindowName[] } | null;
-  /** Whether the spec defines it; the others are this project's extensions (README). */
+  /** Whether the spec defines it; the others are this project's extensions (docs/api.md). */
   spec: boolean;
-  /** Whether its route takes spec §4.2.1's `actor` and `team` and names each breakdown row's actor. */
+  /**
+   * Whether its route takes the `actor` and `team` of docs/api.md §4.2.1 and names each breakdown
+   * row's actor.
+   */
   actorFilters: boolean;
   summary: Fields;
   /** Null: the insight has no time series (`series: null`). */
@@ -89,7 +92,7 @@ export interface NestedRows {
 }
 
 /**
- * Narrowing filters of the insights that take them (spec §4.2.1's `actor`
+ * Narrowing filters of the insights that take them (docs/api.md §4.2.1's `actor`
  * and `team`; productivity only). Both given: both apply.
  */
 export interface InsightFilters {
@@ -98,7 +101,7 @@ export interface InsightFilters {
   team?: readonly string[];
 }
 
-/** An insight response body (spec §2.11). */
+/** An insight response body (docs/api.md §2.11). */
 export interface InsightBody {
   window: ReturnType<typeof windowObject>;
   summary: Record<string, unknown>;

@@ -96,7 +96,7 @@ export interface AnalyticsOptions {
   path: string;
   /** The telemetry store to copy from (`telemetry.db` or PostgreSQL), already migrated. */
   source: ReplicaSourceSpec;
-  /** Query time limit in milliseconds (spec §8: 30 s); covers catch-up wait and queries. */
+  /** Query time limit in milliseconds (docs/api.md §8: 30 s); covers catch-up wait and queries. */
   timeoutMs: number;
   /** Log nothing (tests). */
   quiet?: boolean;

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL as the replica's source (DESIGN §8). Sequence numbers are taken
+ * PostgreSQL as the replica's source (docs/design.md §8). Sequence numbers are taken
  * before commit, so a catch-up does not copy by seq: in one REPEATABLE READ
  * transaction it copies the rows of the transactions its snapshot sees and
  * the previous catch-up's snapshot (the replica's mark) did not, then records

@@ -1,6 +1,6 @@
 /**
  * The sources an analytics replica copies telemetry from: `telemetry.db`
- * (SQLite) or a PostgreSQL database (DESIGN §8). A source reads what changed
+ * (SQLite) or a PostgreSQL database (docs/design.md §8). A source reads what changed
  * since the replica's recorded progress and writes it through a
  * {@link ReplicaTarget}, which owns the DuckDB side. This file holds what
  * both sources share and imports neither; `replica.ts` opens the one a spec names.

@@ -1,5 +1,5 @@
 /**
- * The insight window (spec §4.8, DESIGN §6): it ends at the request time
+ * The insight window (docs/api.md §4.8, docs/design.md §6.1): it ends at the request time
  * (exclusive) and starts N days earlier (inclusive), in daily or weekly
  * buckets. The query parameters that choose it are read by `src/api/insights.ts`.
  *

@@ -1,9 +1,9 @@
 /**
- * `/v1/insights/*` (spec §2.11, §4.8–4.14): the `window` and `granularity`
+ * `/v1/insights/*` (docs/api.md §2.11, §4.8–4.16): the `window` and `granularity`
  * parameters, case-insensitive, with the spec's messages, and the routes
  * that run an insight on the analytics replica (`src/analytics/`): the
  * spec's six, and `productivity` (issue #18), which also takes the `actor`
- * and `team` filters of spec §4.2.1 and names each breakdown row's actor.
+ * and `team` filters of docs/api.md §4.2.1 and names each breakdown row's actor.
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * The pagination envelope (§2.10) over keyset pages fetched with one extra row.
+ * The pagination envelope (docs/api.md §2.10) over keyset pages fetched with one extra row.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Query-parameter schemas shared by the endpoints (zod), with messages that
- * name the problem as spec §7 shapes them. Each endpoint's query schema is
+ * name the problem as docs/api.md §7 shapes them. Each endpoint's query schema is
  * also what the OpenAPI document (`openapi.ts`) says of its parameters: a
  * schema's `meta` describes the parameter as a client sends it (its type on
  * the wire, bounds, description) and its default is what it parses an
@@ -81,14 +81,14 @@ export function timeParam(name: "after" | "before") {
 /** An exact-match filter; an empty value means no filter. */
 export const exactParam = z.string().optional().transform((raw) => raw === "" ? undefined : raw);
 
-/** `actor` (spec §4.2.1): one actor telemetry id. */
+/** `actor` (docs/api.md §4.2.1): one actor telemetry id. */
 export const actorParam = exactParam.meta({
   description:
     "Only this actor telemetry id, exact match (empty: no filter). It narrows results inside the caller's organization; it is no permission.",
 });
 
 /**
- * `team` (spec §4.2.1) as a query schema names it: every value is read by
+ * `team` (docs/api.md §4.2.1) as a query schema names it: every value is read by
  * {@link teamParam}, this only documents the parameter.
  */
 export const teamQueryParam = z.string().optional().meta({

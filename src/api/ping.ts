@@ -1,5 +1,5 @@
 /**
- * `GET /v1/ping` (spec §4.1).
+ * `GET /v1/ping` (docs/api.md §4.1).
  *
  * @module
  */

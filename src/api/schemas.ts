@@ -1,6 +1,6 @@
 /**
  * Every body the query listener answers, as zod schemas: the one
- * description of the objects of spec §2 and §4, its errors (§7) and this
+ * description of the objects of docs/api.md §2 and §4, its errors (docs/api.md §7) and this
  * project's extensions (README). The OpenAPI document (`openapi.ts`) names
  * each one in {@link COMPONENTS}; the shapes (`shapes.ts`) take their
  * optional fields from them; the insights' bodies derive from the insight
@@ -52,7 +52,7 @@ function timestamp(description: string) {
 
 const count = (description: string) => z.int().nonnegative().describe(description);
 
-/** A tool call's outcome (spec §2.2). */
+/** A tool call's outcome (docs/api.md §2.2). */
 export const OUTCOMES = ["ok", "error", "rejected"] as const;
 
 const TOOL_TYPES = valuesOf<DetectInput["toolType"]>({ builtin: true, mcp: true });
@@ -72,9 +72,9 @@ const FLAG_KINDS = valuesOf<FlagKind>({
   "sensitive_path": true,
 });
 
-// --- Sessions and tool calls (spec §2.3–2.8, §4.2–4.7) ---
+// --- Sessions and tool calls (docs/api.md §2.3–2.8, §4.2–4.7) ---
 
-/** A session object (spec §2.3). */
+/** A session object (docs/api.md §2.3). */
 export const Session = component(
   "Session",
   "One run of a coding agent, made of the tool calls it reported. With filters, the counts, times and duration cover the matching calls only; `cost_usd` always covers the whole session.",
@@ -105,7 +105,7 @@ export const Session = component(
   }),
 );
 
-/** A tool call object, list form (spec §2.4). */
+/** A tool call object, list form (docs/api.md §2.4). */
 export const ToolCall = component(
   "ToolCall",
   "A tool call, list form. A rejected call has `duration_ms` and `success` null. Optional fields are left out when empty.",
@@ -145,7 +145,7 @@ export const ToolCall = component(
   }),
 );
 
-/** A tool call as listed in a session detail (spec §4.4). */
+/** A tool call as listed in a session detail (docs/api.md §4.4). */
 export const SessionToolCall = component(
   "SessionToolCall",
   "A tool call inside a session detail.",
@@ -166,7 +166,7 @@ export const SessionToolCall = component(
 
 const optionalText = (description: string) => z.string().optional().describe(description);
 
-/** A tool call detail object (spec §2.5). */
+/** A tool call detail object (docs/api.md §2.5). */
 export const ToolCallDetail = component(
   "ToolCallDetail",
   "One tool call in detail: the list form's fields and the ones below. Every field not required is left out when empty.",
@@ -204,7 +204,7 @@ export const ToolCallDetail = component(
   }),
 );
 
-/** A risk flag (spec §2.6). */
+/** A risk flag (docs/api.md §2.6). */
 export const RiskFlag = component(
   "RiskFlag",
   "A risk flag raised on a tool call when it was stored.",
@@ -223,7 +223,7 @@ export const RiskFlag = component(
   }),
 );
 
-/** An external domain entry (spec §2.8). */
+/** An external domain entry (docs/api.md §2.8). */
 export const ExternalDomain = component(
   "ExternalDomain",
   "An external domain a session reached (curl/wget URLs, web fetches, URL arguments of MCP tools).",
@@ -234,7 +234,7 @@ export const ExternalDomain = component(
   }),
 );
 
-/** The pagination envelope (spec §2.10) over `item`. */
+/** The pagination envelope (docs/api.md §2.10) over `item`. */
 function page<T extends z.ZodType>(id: string, description: string, item: T) {
   return component(
     id,
@@ -264,7 +264,7 @@ export const ToolCallPage = page(
 
 const facet = (description: string) => z.array(z.string()).max(1000).describe(description);
 
-/** `GET /v1/sessions/facets` (spec §4.3). */
+/** `GET /v1/sessions/facets` (docs/api.md §4.3). */
 export const SessionFacets = component(
   "SessionFacets",
   "Values for the session filters across the organization's data, sorted by code point, at most 1,000 each.",
@@ -274,7 +274,7 @@ export const SessionFacets = component(
   }),
 );
 
-/** `GET /v1/tool-calls/facets` (spec §4.6). */
+/** `GET /v1/tool-calls/facets` (docs/api.md §4.6). */
 export const ToolCallFacets = component(
   "ToolCallFacets",
   "Values for the tool-call filters across the organization's data, sorted by code point, at most 1,000 each.",
@@ -288,7 +288,7 @@ export const ToolCallFacets = component(
 const detailList = <T extends z.ZodType>(item: T, description: string) =>
   z.array(item).max(5000).describe(description);
 
-/** `GET /v1/sessions/{id}` (spec §4.4). */
+/** `GET /v1/sessions/{id}` (docs/api.md §4.4). */
 export const SessionDetail = component(
   "SessionDetail",
   "One session with its tool calls, risk flags and external domains. Each list holds at most 5,000 entries; page longer sessions with `/v1/tool-calls?session_id=`.",
@@ -303,7 +303,7 @@ export const SessionDetail = component(
   }),
 );
 
-/** `GET /v1/ping` (spec §4.1). */
+/** `GET /v1/ping` (docs/api.md §4.1). */
 export const Ping = component(
   "Ping",
   "The service's name and version.",
@@ -336,7 +336,7 @@ export const UnmappedEvents = component(
   z.object({ "data": z.array(UnmappedEvent).max(1000) }),
 );
 
-// --- Insights (spec §2.11, §4.8–4.14; productivity is an extension) ---
+// --- Insights (docs/api.md §2.11, §4.8–4.14; productivity is an extension) ---
 
 /** The insight envelope's `window`. */
 export const InsightWindow = component(
@@ -411,7 +411,7 @@ const INSIGHT_DESCRIPTIONS: Record<AnyInsightName, string> = {
     "Extension: what the agents got done (sessions, active time, lines, commits, pull requests, edit decisions, cost ratios), from their metrics and, where one is missing, their tool calls; `breakdown` has up to 500 rows per actor and agent.",
 };
 
-/** The insight envelope (spec §2.11) of one insight. */
+/** The insight envelope (docs/api.md §2.11) of one insight. */
 function insightBody(name: AnyInsightName) {
   const { series, breakdown, summary } = INSIGHTS[name];
   const id = name.split("-").map((part) => part[0]!.toUpperCase() + part.slice(1)).join("");
@@ -437,7 +437,7 @@ export const INSIGHT_BODIES: Record<AnyInsightName, z.ZodType> = byKey(
   insightBody,
 );
 
-// --- Errors (spec §7 and README's additions) ---
+// --- Errors (docs/api.md §7 and README's additions) ---
 
 /** When each error code is answered. */
 const ERROR_WHEN: Record<ErrorCode, string> = {
@@ -456,7 +456,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
     "(an extension) the analytics replica is being built or cannot be written; retry after `Retry-After` seconds.",
 };
 
-/** The error body (spec §7) of one code. */
+/** The error body (docs/api.md §7) of one code. */
 function errorBody(code: ErrorCode) {
   const id = code.split("_").map((part) => part[0]!.toUpperCase() + part.slice(1)).join("");
   return component(
@@ -476,7 +476,7 @@ export const ERROR_BODIES: Record<ErrorCode, z.ZodType> = byKey(
 
 // --- Outside the key: /healthz, /readyz, the document itself ---
 
-/** `GET /healthz` (spec §4.15). */
+/** `GET /healthz` (docs/api.md §4.15). */
 export const Health = component(
   "Health",
   "The service is up.",

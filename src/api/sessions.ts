@@ -1,5 +1,5 @@
 /**
- * `/v1/sessions`, `/v1/sessions/facets` and `/v1/sessions/{id}` (spec §4.2–4.4).
+ * `/v1/sessions`, `/v1/sessions/facets` and `/v1/sessions/{id}` (docs/api.md §4.2–4.4).
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Rows to the spec's objects (§2.3–2.8): timestamps as RFC 3339, optional
+ * Rows to the API's objects (docs/api.md §2.3–2.8): timestamps as RFC 3339, optional
  * fields left out when empty, rejected calls with null duration and success.
  * Which fields are optional is the objects' schemas' word (`schemas.ts`).
  *
@@ -37,7 +37,7 @@ function optionalFields(target: Row, row: Row, fields: readonly string[]): void 
   }
 }
 
-/** `success` per spec §2.2: true for ok, false for error, null for rejected. */
+/** `success` per docs/api.md §2.2: true for ok, false for error, null for rejected. */
 function success(outcome: string): boolean | null {
   return outcome === "rejected" ? null : outcome === "ok";
 }
@@ -49,7 +49,7 @@ function modelFromKey(key: unknown): string {
   return key.slice(second + 1);
 }
 
-/** A session object (§2.3) from a `sessions` row or an aggregated page row. */
+/** A session object (docs/api.md §2.3) from a `sessions` row or an aggregated page row. */
 export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
   const first = Number(row.first_seen);
   const last = Number(row.last_seen);
@@ -77,7 +77,7 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
 /** A call's optional fields in a session detail and before `agent_system` in the list form. */
 const CALL_OPTIONAL = optionalFieldsOf(SessionToolCall);
 
-/** A tool call as listed inside a session detail (§4.4). */
+/** A tool call as listed inside a session detail (docs/api.md §4.4). */
 export function sessionToolCallObject(row: Row): Row {
   const outcome = text(row, "outcome");
   const call: Row = {
@@ -94,7 +94,7 @@ export function sessionToolCallObject(row: Row): Row {
   return call;
 }
 
-/** A tool call object, list form (§2.4). */
+/** A tool call object, list form (docs/api.md §2.4). */
 export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
   const outcome = text(row, "outcome");
   const actorId = text(row, "actor_id");
@@ -122,7 +122,7 @@ const DETAIL_OPTIONAL = optionalFieldsOf(ToolCallDetail).filter((field) =>
   !(field in ToolCall.shape)
 );
 
-/** A tool call detail object (§2.5). */
+/** A tool call detail object (docs/api.md §2.5). */
 export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
   const detail = toolCallObject(row, actorNames);
   const outcome = text(row, "outcome");
@@ -131,7 +131,7 @@ export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
   return detail;
 }
 
-/** A risk flag (§2.6). */
+/** A risk flag (docs/api.md §2.6). */
 export function riskFlagObject(row: Row): Row {
   return {
     timestamp: formatTimestamp(Number(row.ts)),
@@ -142,7 +142,7 @@ export function riskFlagObject(row: Row): Row {
   };
 }
 
-/** An external domain entry (§2.8). */
+/** An external domain entry (docs/api.md §2.8). */
 export function domainObject(row: Row): Row {
   return { domain: text(row, "domain"), scheme: text(row, "scheme"), hits: Number(row.hits) };
 }

@@ -1,5 +1,5 @@
 /**
- * `/v1/tool-calls`, `/v1/tool-calls/facets` and `/v1/tool-calls/{id}` (spec §4.5–4.7).
+ * `/v1/tool-calls`, `/v1/tool-calls/facets` and `/v1/tool-calls/{id}` (docs/api.md §4.5–4.7).
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/unmapped-events` (an extension of the spec): what the
+ * `GET /v1/unmapped-events` (docs/api.md §4.17, an extension): what the
  * organization's agents sent that stored nothing, by agent, version, event
  * name and reason, so a client release that renames or adds an event shows
  * the day it ships, to the organization as well as in `/metrics`.

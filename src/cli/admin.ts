@@ -1,5 +1,5 @@
 /**
- * Admin commands over the key store (DESIGN §3): `org`, `member`, `key`,
+ * Admin commands over the key store (docs/design.md §3): `org`, `member`, `key`,
  * `actor`. They open `keys.db` directly, so they work while `serve` runs and
  * the server sees their effect on its next request. They refuse a data
  * directory without a key store, except `org create` in a missing or empty

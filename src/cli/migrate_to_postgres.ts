@@ -1,6 +1,6 @@
 /**
  * `migrate-to-postgres`: copies a data directory's stores into PostgreSQL
- * (DESIGN §8), resumable and idempotent; works while a server runs on the
+ * (docs/design.md §8), resumable and idempotent; works while a server runs on the
  * directory, and a last run after stopping it copies what it wrote meanwhile.
  * Progress goes to stderr, the result to stdout. Ctrl-C stops after the
  * current batch (exit code 2); the next run continues from there.

@@ -1,5 +1,5 @@
 /**
- * The command line (DESIGN §3): finds the command in the table
+ * The command line (docs/design.md §3): finds the command in the table
  * (`commands.ts`), answers `--help`/`-h` from its flag table, parses and runs
  * it. Usage, configuration and data-directory errors print one line on stderr
  * and exit 2; with `--json` that line is `{"error":{"code","message"}}`.

@@ -4,7 +4,7 @@
  * @module
  */
 
-/** The risk flag kinds of the query API (spec §2.7). */
+/** The risk flag kinds of the query API (docs/api.md §2.7). */
 export const FLAG_KINDS = [
   "credential_detected",
   "destructive_operation",

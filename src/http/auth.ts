@@ -1,5 +1,5 @@
 /**
- * Bearer authentication of the query API (spec §5) and the ingest listener.
+ * Bearer authentication of the query API (docs/api.md §5) and the ingest listener.
  * It knows keys only as a check that names a principal, so the toolkit needs
  * no store.
  *

@@ -12,7 +12,7 @@ import {
 } from "../errors.ts";
 
 /**
- * The error codes of spec §7 and README's additions (`overloaded`,
+ * The error codes of docs/api.md §7 and README's additions (`overloaded`,
  * `insights_unavailable`), each with the one HTTP status it is answered with.
  */
 export const ERROR_STATUS = {

@@ -89,7 +89,7 @@ export const TEXT_MAX_BYTES = 65536;
  * its reason (identifiers join rows and name groups: a truncated one could
  * merge distinct sessions, calls, tools or models, and no agent sends one this
  * long). `truncate`: cut at a character boundary, ending in the marker.
- * `json`: arguments stay JSON (spec §2.5: parse a second time to get an
+ * `json`: arguments stay JSON (docs/api.md §2.5: parse a second time to get an
  * object): each long string inside is truncated.
  */
 export type OverCap = "reject" | "truncate" | "json";

@@ -58,7 +58,7 @@ export type Outcome = "ok" | "error" | "rejected";
 interface EventBase {
   /** Agent's session id (Claude/Gemini `session.id`, Codex `conversation.id`, …). */
   sessionId: string;
-  /** Milliseconds since the epoch (see DESIGN §6 "A tool call's time"). */
+  /** Milliseconds since the epoch (see docs/design.md §6.2 "A tool call's time"). */
   timeMs: number;
   /** Resource `service.name` as sent. */
   agentSystem: string;
@@ -147,7 +147,7 @@ export interface ModelCallEvent extends EventBase {
   providerName: string;
   /** `""` when not reported. */
   model: string;
-  /** Disjoint from cache reads (DESIGN §6 "Token counts"). */
+  /** Disjoint from cache reads (docs/design.md §6.2 "Token counts"). */
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;

@@ -1,5 +1,5 @@
 /**
- * The OTLP/gRPC listener (DESIGN §4): the logs, traces and metrics `Export`
+ * The OTLP/gRPC listener (docs/design.md §4.1): the logs, traces and metrics `Export`
  * methods over HTTP/2 (`node:http2`; h2c without TLS), each request one
  * length-prefixed protobuf message, identity or gzip. The export itself is
  * `otlp_export.ts`, shared with OTLP/HTTP; this module only frames messages

@@ -1,6 +1,6 @@
 /**
  * The ingest listener's app: OTLP/HTTP `POST /v1/logs`, `/v1/traces` and
- * `/v1/metrics` (DESIGN §4), answered as OTLP prescribes, plus `/healthz`,
+ * `/v1/metrics` (docs/design.md §4), answered as OTLP prescribes, plus `/healthz`,
  * `/readyz` and the Prometheus `/metrics`. The export itself is
  * `otlp_export.ts`, shared with the gRPC listener.
  *

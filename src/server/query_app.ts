@@ -1,6 +1,6 @@
 /**
  * The query listener's app: `/healthz`, `/readyz`, the `/v1/` API and its
- * OpenAPI document, checked in the order DESIGN §6 fixes — unknown path (404
+ * OpenAPI document, checked in the order docs/api.md §10.1 fixes — unknown path (404
  * text), method (405 text), auth (401/503; not for the document),
  * parameters (400), lookup (404 JSON).
  *

@@ -1,6 +1,6 @@
 /**
  * Opens the stores `serve` runs on: the embedded SQLite files of the data
- * directory, or PostgreSQL when `--database` names one (DESIGN §8). The rest
+ * directory, or PostgreSQL when `--database` names one (docs/design.md §8). The rest
  * of the server sees only the interfaces of `stores.ts`.
  *
  * @module

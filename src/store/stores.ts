@@ -1,5 +1,5 @@
 /**
- * The two storage interfaces (DESIGN §8) — the key store and the telemetry
+ * The two storage interfaces (docs/design.md §8) — the key store and the telemetry
  * store — that endpoints, ingest and detection use without knowing which
  * engine runs: the embedded SQLite files (`sqlite/`) or PostgreSQL
  * (`postgres/`). Engine-neutral: nothing here imports an engine, each engine
@@ -86,7 +86,7 @@ export interface ActorDirectory {
   actorNames(orgId: string, actorIds: readonly string[]): Awaitable<Map<string, string>>;
 }
 
-/** The key store: the verifier, the actor directory and the admin commands of DESIGN §3. */
+/** The key store: the verifier, the actor directory and the admin commands (docs/design.md §3). */
 export interface KeyStoreApi extends KeyVerifier, ActorDirectory {
   /** Throws unless the store answers. */
   probe(): Awaitable<void>;

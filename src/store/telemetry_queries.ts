@@ -38,7 +38,7 @@ export interface TelemetryQueries {
   unmappedEvents(orgId: string, actorId: string): ReadStatement;
 }
 
-/** The facets of spec §4.3 and §4.6. */
+/** The facets of docs/api.md §4.3 and §4.6. */
 export type FacetName = "agents" | "domains" | "tool_names" | "tool_types" | "categories";
 
 /** Statement builders over one `queries.sql` text. */
@@ -75,7 +75,7 @@ type QuerySql = (name: string) => string;
 
 type Param = string | number | null;
 
-/** Filters that select tool calls (spec §4.2, §4.5). */
+/** Filters that select tool calls (docs/api.md §4.2, §4.5). */
 export interface CallFilters {
   after?: number;
   before?: number;

@@ -1,4 +1,5 @@
--- GET /v1/insights/outliers (spec §4.11) on PostgreSQL, the benchmark's baseline with --database:
+-- GET /v1/insights/outliers (docs/api.md §4.11) on PostgreSQL, the benchmark's baseline with
+-- --database:
 -- sessions whose call count in the window is strictly above the continuous 95th percentile of all
 -- sessions' counts in the window (percentile_cont, as DuckDB's quantile_cont). No sessions: p95 is
 -- 0.

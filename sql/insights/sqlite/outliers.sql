@@ -1,4 +1,4 @@
--- GET /v1/insights/outliers (spec §4.11) on SQLite (telemetry.db), for the
+-- GET /v1/insights/outliers (docs/api.md §4.11) on SQLite (telemetry.db), for the
 -- benchmark. SQLite has no quantile_cont: the continuous 95th percentile is
 -- interpolated between the ranked counts at floor and ceil of 0.95 * (n - 1);
 -- no arg_max either: the latest call's values ride in a sortable text key.

@@ -11,7 +11,7 @@
  *
  * - Tool calls and decisions with an agent call id: `call:<id>`. A decision
  *   and the result of the same call share it, so the store can turn a stored
- *   reject into the result that follows it (DESIGN §6).
+ *   reject into the result that follows it (docs/design.md §6.2 "A result after a stored reject").
  * - Model calls with a provider request or response id: `request:<id>`, so a
  *   log and a span reporting the same API request collapse into one row.
  * - Spans otherwise: `span:<spanId>` (span ids are unique per span).
@@ -216,8 +216,8 @@ export function mapped(event: TelemetryEvent): MapResult {
 }
 
 /**
- * Input tokens disjoint from cache reads (DESIGN §6): for agents whose input
- * count includes cached tokens, `input − cached`, never below 0.
+ * Input tokens disjoint from cache reads (docs/design.md §6.2 "Token counts"): for agents
+ * whose input count includes cached tokens, `input − cached`, never below 0.
  */
 export function inputWithoutCache(input: number, cached: number): number {
   return input > cached ? input - cached : 0;

@@ -1,5 +1,5 @@
 /**
- * Tool type and category rules (DESIGN §4): `tool_type` is `mcp` when the
+ * Tool type and category rules (docs/ingest-mapping.md §3, §3.1): `tool_type` is `mcp` when the
  * agent says so or the name is an MCP name, else `builtin`; `category` comes
  * from a table of the agents' built-in tool names, every MCP tool being `mcp`.
  */

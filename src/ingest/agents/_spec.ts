@@ -1,5 +1,5 @@
 /**
- * The shape of an agent's mapping as data (DESIGN §4 "Mapping"): which events
+ * The shape of an agent's mapping as data (docs/ingest-mapping.md): which events
  * it maps, its session and tool-name keys, and where each field of a tool
  * call, decision or model call comes from. `_map.ts` walks a spec; each agent
  * file is one spec plus the few functions for what only that agent does.
@@ -44,7 +44,7 @@ export interface AgentSpec {
 export type EventSpec = ToolCallSpec | DecisionSpec | ModelCallSpec | SessionInfoSpec;
 
 /**
- * When a tool is an MCP tool (DESIGN §4 `tool_type`): when one of the
+ * When a tool is an MCP tool (docs/ingest-mapping.md §3): when one of the
  * `present` attributes holds a value, when an `equals` attribute holds that
  * value, when a `contains` attribute holds that text, or for an MCP name
  * (`mcp__*`, `mcp_tool`) whatever the rule says.
@@ -145,7 +145,10 @@ export interface ModelCallSpec {
   /** The provider's request or response id, which makes a log and a span of one request one row. */
   requestId?: Keys;
   inputTokens: Keys;
-  /** Whether `inputTokens` counts cache reads too (stored as input − cached, DESIGN §6). */
+  /**
+   * Whether `inputTokens` counts cache reads too (stored as input − cached,
+   * docs/design.md §6.2 "Token counts").
+   */
   inputIncludesCache: boolean;
   outputTokens: Keys;
   /** Counts added to output: Gemini's thinking tokens, which its output excludes. */

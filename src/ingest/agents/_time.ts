@@ -1,6 +1,6 @@
 /**
- * A call's time (DESIGN §6): the `event.timestamp` attribute (ISO 8601) when
- * present and parsable, else the record's `timeUnixNano`, else its
+ * A call's time (docs/design.md §6.2 "A tool call's time"): the `event.timestamp`
+ * attribute (ISO 8601) when present and parsable, else the record's `timeUnixNano`, else its
  * `observedTimeUnixNano` (a time of 0 is absent; the decoder gives null).
  * Spans carry no `event.timestamp`; their start time is the call's time.
  * Every time a record carries must be in range (`../limits.ts`), or it is

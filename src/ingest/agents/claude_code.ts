@@ -16,7 +16,7 @@
  * is not a session of its own.
  *
  * A reject with a `tool_use_id` and no `tool_result` for it becomes a
- * rejected call in the store, which pairs the two by that id (DESIGN §6).
+ * rejected call in the store, which pairs the two by that id (docs/ingest-mapping.md §8).
  */
 
 import type { Attributes } from "../types.ts";
@@ -33,7 +33,7 @@ const tool: ToolFields = {
   },
   callId: ["tool_use_id"],
   callIdIsToolUseId: true,
-  // Never both (DESIGN §6).
+  // Never both (docs/design.md §6.2 "What is scanned").
   arguments: ["tool_input", "tool_parameters"],
   promptId: ["prompt.id", "prompt_id"],
   mcpServerName: claudeMcpServer,
@@ -78,7 +78,7 @@ export const claudeCodeSpec: AgentSpec = {
       provider: { value: "anthropic" },
       model: ["model"],
       requestId: ["request_id"],
-      // Claude Code reports input without cache reads already (DESIGN §6).
+      // Claude Code reports input without cache reads already (docs/design.md §6.2).
       inputTokens: ["input_tokens"],
       inputIncludesCache: false,
       outputTokens: ["output_tokens"],

@@ -105,7 +105,7 @@ export const mapCodex = agentMapper(codexSpec);
  * an exec-policy `forbidden` rule, or a `prompt` rule (or sandbox escalation)
  * under an approval policy that cannot ask, reported as `<tool> failed:
  * CreateProcess { message: "Rejected(…)" }` with no decision event. Rejected
- * by config (DESIGN §4).
+ * by config (docs/ingest-mapping.md §5).
  */
 function codexRefused(call: ToolCallEvent, a: Attributes): boolean {
   const output = call.result;
@@ -120,7 +120,7 @@ function codexRefused(call: ToolCallEvent, a: Attributes): boolean {
 
 /**
  * `success=false`, or a non-zero exit code in the output's header, is an
- * error whose message is the output (DESIGN §6).
+ * error whose message is the output (docs/design.md §6.2 "Codex failures").
  */
 function codexFailure(call: ToolCallEvent, a: Attributes): void {
   const output = call.result;

@@ -54,7 +54,7 @@ export const geminiCliSpec: AgentSpec = {
     /**
      * Gemini's `input_token_count` includes `cached_content_token_count`, and
      * its `output_token_count` excludes thinking: `thoughts_token_count` is
-     * added to output (DESIGN §6).
+     * added to output (docs/design.md §6.2 "Token counts").
      */
     "api_response": {
       kind: "model_call",
@@ -80,7 +80,7 @@ const POLICY_VIOLATION = "policy_violation";
 /**
  * A call the user rejected (`decision` `reject`), or one the user's or
  * admin's policy (or a hook) denied: no decision and `error_type`
- * `policy_violation`, rejected by config (DESIGN §4).
+ * `policy_violation`, rejected by config (docs/ingest-mapping.md §6).
  */
 function geminiRefused(call: ToolCallEvent, a: Attributes): boolean {
   if (call.decision !== undefined) return decisionRejects(call.decision);

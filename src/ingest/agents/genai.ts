@@ -16,8 +16,8 @@ const MODEL = ["gen_ai.request.model", "gen_ai.response.model"];
 
 /**
  * Semconv input tokens include cached ones: `input − cache_read` (never below
- * 0), the cached count going to `cacheReadTokens` (DESIGN §6). Output tokens
- * already include reasoning tokens.
+ * 0), the cached count going to `cacheReadTokens` (docs/design.md §6.2 "Token counts").
+ * Output tokens already include reasoning tokens.
  */
 const inference: ModelCallSpec = {
   kind: "model_call",

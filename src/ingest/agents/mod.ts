@@ -1,6 +1,6 @@
 /**
  * Agent mappers: turn one decoded OTLP record into the telemetry events it
- * reports (DESIGN §4 "Mapping"). Which agent a record is comes from one
+ * reports (docs/ingest-mapping.md). Which agent a record is comes from one
  * table (`src/agents.ts`); logs and spans go through that agent's mapping
  * (Claude Code has both), and spans of any other sender that carry
  * `gen_ai.operation.name` follow the GenAI semantic conventions.

@@ -8,7 +8,7 @@ export const MAX_VALUE_DEPTH = 64;
  * else the body when it is a string, else `""`. The attribute comes first
  * because real clients disagree on `eventName`: Codex CLI sets it to a source
  * location (`event otel/src/tool_result.rs:54`) and names the event only in
- * `event.name` (DESIGN §4).
+ * `event.name` (docs/ingest-mapping.md §2.1).
  */
 export function eventNameOf(
   eventName: string,

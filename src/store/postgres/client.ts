@@ -1,5 +1,5 @@
 /**
- * Connections to PostgreSQL (DESIGN §8) through `npm:postgres`: one pool per
+ * Connections to PostgreSQL (docs/design.md §8) through `npm:postgres`: one pool per
  * process, BIGINT columns read as numbers (every one we store — times,
  * counts, seqs — is far below 2^53), the query time limit as
  * `statement_timeout`, and the `?` placeholders of our SQL files numbered

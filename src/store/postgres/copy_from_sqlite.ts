@@ -1,6 +1,6 @@
 /**
  * Copies a data directory's SQLite stores (`keys.db`, `telemetry.db`) into a
- * PostgreSQL database (DESIGN §8), for `migrate-to-postgres`.
+ * PostgreSQL database (docs/design.md §8), for `migrate-to-postgres`.
  *
  * Each table is copied in primary-key order, in batches; a batch and the
  * record of how far the copy got commit in one PostgreSQL transaction

@@ -1,5 +1,5 @@
 /**
- * The key store in PostgreSQL (DESIGN §8): the same organizations, members,
+ * The key store in PostgreSQL (docs/design.md §8): the same organizations, members,
  * API keys and actors as `keys.db`, shared by every node. Every check reads
  * the database, so a revocation through any node or the CLI holds on all
  * nodes at their next request.

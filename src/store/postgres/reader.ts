@@ -1,5 +1,5 @@
 /**
- * The read side of the PostgreSQL telemetry store (DESIGN §8): each batch of
+ * The read side of the PostgreSQL telemetry store (docs/design.md §8): each batch of
  * statements runs in one read-only REPEATABLE READ transaction (one snapshot,
  * as a SQLite read transaction gives), each statement under the query time
  * limit as `statement_timeout`, with as many batches at once as the pool

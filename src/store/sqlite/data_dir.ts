@@ -1,5 +1,5 @@
 /**
- * The data directory (DESIGN §2): `keys.db`, `telemetry.db` and
+ * The data directory (docs/design.md §2): `keys.db`, `telemetry.db` and
  * `analytics.duckdb`, opened and migrated together.
  *
  * @module
