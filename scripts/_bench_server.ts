@@ -61,6 +61,11 @@ export class BenchServer {
         options.logPath,
         Deno.execPath(),
         "run",
+        // BENCH_SERVER_INSPECT=127.0.0.1:9229 opens the V8 inspector, so that a
+        // CPU profile of the main thread can be taken while a phase runs.
+        ...(Deno.env.get("BENCH_SERVER_INSPECT")
+          ? [`--inspect=${Deno.env.get("BENCH_SERVER_INSPECT")}`]
+          : []),
         "--allow-all",
         MAIN,
         "serve",

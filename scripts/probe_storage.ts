@@ -24,14 +24,22 @@ const HELP = `deno run -A scripts/probe_storage.ts [--calls N] [--dir DIR]
 Inserts N realistic tool calls (default 300,000) into today's tool_calls layout and into a candidate
 with integer keys and dictionary-encoded texts, and prints bytes per call and inserts per second.`;
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    calls: { type: "string", default: "300000" },
-    dir: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
-});
+const { values } = (() => {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      options: {
+        calls: { type: "string", default: "300000" },
+        dir: { type: "string" },
+        help: { type: "boolean", default: false },
+      },
+    });
+  } catch (error) {
+    // deno-lint-ignore no-console
+    console.error(`error: ${error instanceof Error ? error.message : error}\n${HELP}`);
+    return Deno.exit(2);
+  }
+})();
 if (values.help) {
   // deno-lint-ignore no-console
   console.log(HELP);

@@ -392,13 +392,24 @@ Deno.test("every script a user runs answers --help, and an unknown flag in one l
     ["compile.ts", "deno task compile"],
     ["calendar_guard.ts", "deno task calendar-guard"],
     ["openapi.ts", "deno task openapi"],
+    ["probe_storage.ts", "deno run -A scripts/probe_storage.ts"],
+    ["cpu_profile.ts", "deno run -A scripts/cpu_profile.ts"],
   ];
   for (const [script, usage] of scripts) {
     const help = await run(script, ["--help"]);
     assert.equal(help.code, 0, `${script}: ${help.stderr}`);
     assert.ok(help.stdout.startsWith(usage), `${script}: ${help.stdout}`);
   }
-  for (const script of ["bench.ts", "agents/main.ts", "release.ts", "openapi.ts"]) {
+  for (
+    const script of [
+      "bench.ts",
+      "agents/main.ts",
+      "release.ts",
+      "openapi.ts",
+      "probe_storage.ts",
+      "cpu_profile.ts",
+    ]
+  ) {
     const bad = await run(script, ["--no-such-flag"]);
     assert.equal(bad.code, 2, `${script}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error: .*no-such-flag/m, script);
