@@ -1101,6 +1101,7 @@ async function mixedPhase(
   );
   const load = new OtherLoad();
   const serverCpuBefore = await serverCpuMs();
+  const threadsBefore = await server.threadCpuMs();
   await load.start(serverCpuBefore);
   const result = await mixedLoad({
     queryUrl: server.queryUrl,
@@ -1112,6 +1113,7 @@ async function mixedPhase(
     seed: 16,
   });
   const serverCpuAfter = await serverCpuMs();
+  const threadsAfter = await server.threadCpuMs();
   const others = await load.stop(serverCpuAfter);
   server.assertAlive();
   const rssEnd = await server.rss();
@@ -1164,6 +1166,14 @@ async function mixedPhase(
     }; load generator (this process) ${
       (result.clientCpuMs / result.ms).toFixed(2)
     }; other processes ${others.others.toFixed(2)}; host steal ${others.steal.toFixed(2)}`,
+  );
+  report.add(
+    "Mixed",
+    "server CPU per answered request by thread, µs (deno: main, with the DuckDB calls it makes; worker-1: the SQLite writer; others: readers, checkpoints, DuckDB's and V8's own)",
+    [...threadsAfter].map(([name, ms]) => [name, ms - (threadsBefore.get(name) ?? 0)] as const)
+      .filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${name} ${((ms * 1000) / Math.max(1, answered)).toFixed(0)}`)
+      .join(", "),
   );
   report.add("Mixed", "server RSS at the end of the mixed load", bytes(rssEnd));
   const generatorCores = result.clientCpuMs / result.ms;
