@@ -29,10 +29,12 @@ const ENGINE_ONLY: Readonly<
   },
   "retention.sql": {
     why: "SQLite deletes row by row in bounded batches; PostgreSQL deletes each kind in one " +
-      "statement over arrays",
+      "statement over arrays (a call's and a dropped session's decisions inside those statements)",
     sqlite: [
+      "delete_call_decision",
       "delete_metric_point",
       "delete_model_call",
+      "delete_session_decisions",
       "delete_tool_call",
       "drop_empty_session",
       "oldest_metric_points",
