@@ -13,7 +13,8 @@ import { checkDataFiles, DataFileError } from "../src/store/sqlite/file_checks.t
 import { listenerUrl, runCliProcess, serveArgs, spawnCli, startTestServer } from "./_harness.ts";
 import { canMount, spawnNamespacedServer } from "./_faults.ts";
 import { pgTestUrl } from "./_pg.ts";
-import { loadScenario } from "./_scenario.ts";
+import { loadScenario, T0 } from "./_scenario.ts";
+import { claudeExport, toolResult } from "./_otlp.ts";
 
 /** A data directory with the scenario's data, its keys, and a built replica. */
 async function seedDataDir(): Promise<{ dir: string; apiKey: string; ingestKey: string }> {
@@ -478,4 +479,77 @@ Deno.test("start-up verifies every page of a small file, only header and schema 
     await Deno.remove(dir, { recursive: true });
     await Deno.remove(seed.dir, { recursive: true }).catch(() => {});
   }
+});
+
+// Issue #32, finding 3: data files made read-only (chmod 444) while the server runs as an
+// unprivileged user. The open files still take writes, so every class of request is served:
+// ingest commits, lists show it, and /readyz says ready; it must never name --readonly (a flag
+// the operator did not set). After a restart the start-up check above refuses in one line.
+// Catches: readiness probing the files' modes or reopening them for writing and reporting a
+// refusal that did not happen, or ingest failing on files it holds open.
+Deno.test({
+  name: "data files made read-only under a running server: ingest still commits, /readyz ready",
+  ignore: !canMount,
+  fn: async () => {
+    const seed = await seedDataDir();
+    let child: Deno.ChildProcess | null = null;
+    try {
+      Deno.chmodSync(seed.dir, 0o777);
+      for (const name of listing(seed.dir)) Deno.chmodSync(`${seed.dir}/${name}`, 0o666);
+      child = new Deno.Command("setpriv", {
+        args: [
+          "--reuid=nobody",
+          "--regid=nogroup",
+          "--clear-groups",
+          Deno.execPath(),
+          "run",
+          "--allow-all",
+          new URL("../main.ts", import.meta.url).pathname,
+          ...serveArgs(seed.dir, "--log-level", "error"),
+        ],
+        env: {
+          NO_COLOR: "1",
+          HOME: seed.dir,
+          DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+        },
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let stdout = "";
+      while (!/OTLP ingest listening on \S+\n/.test(stdout)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`serve as nobody did not start: ${stdout}`);
+        stdout += value;
+      }
+      await reader.cancel();
+      const queryUrl = listenerUrl(stdout, "query API");
+      const ingestUrl = listenerUrl(stdout, "OTLP ingest");
+      for (const name of listing(seed.dir)) Deno.chmodSync(`${seed.dir}/${name}`, 0o444);
+      const sent = await fetch(`${ingestUrl}/v1/logs`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${seed.ingestKey}`,
+        },
+        body: JSON.stringify(claudeExport([
+          toolResult({ session: "after-chmod", id: "toolu_chmod", tool: "Bash", timeMs: T0 }),
+        ])),
+      });
+      assert.equal(sent.status, 200, await sent.text());
+      const headers = { authorization: `Bearer ${seed.apiKey}` };
+      const listed = await fetch(`${queryUrl}/v1/tool-calls?session_id=after-chmod`, { headers });
+      assert.equal((await listed.json()).data.length, 1);
+      const ready = await fetch(`${queryUrl}/readyz`);
+      const body = await ready.text();
+      assert.doesNotMatch(body, /readonly/i, "readiness names a flag the operator did not set");
+      assert.equal(ready.status, 200, body);
+    } finally {
+      if (child) {
+        child.kill("SIGTERM");
+        await child.status;
+      }
+      await Deno.remove(seed.dir, { recursive: true });
+    }
+  },
 });
