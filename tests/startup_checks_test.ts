@@ -26,6 +26,33 @@ async function seedDataDir(): Promise<{ dir: string; apiKey: string; ingestKey: 
   return { dir, apiKey: org.apiKey, ingestKey: org.ingestKey };
 }
 
+/** `main.ts …args` as the unprivileged user `nobody` (the tests run as root), home in `dir`. */
+function serveAsNobody(
+  dir: string,
+  args: string[],
+  io: Pick<Deno.CommandOptions, "stdout" | "stderr">,
+): Deno.Command {
+  return new Deno.Command("setpriv", {
+    args: [
+      "--reuid=nobody",
+      "--regid=nogroup",
+      "--clear-groups",
+      Deno.execPath(),
+      "run",
+      "--allow-all",
+      new URL("../main.ts", import.meta.url).pathname,
+      ...args,
+    ],
+    env: {
+      NO_COLOR: "1",
+      HOME: dir,
+      // This user's module cache, so that nothing is fetched.
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+    },
+    ...io,
+  });
+}
+
 function listing(dir: string): string[] {
   try {
     return [...Deno.readDirSync(dir)].map((entry) => entry.name).sort();
@@ -331,23 +358,7 @@ Deno.test({
       for (const name of listing(seed.dir)) Deno.chmodSync(`${seed.dir}/${name}`, 0o444);
       Deno.chmodSync(seed.dir, 0o777);
       const before = listing(seed.dir);
-      const output = await new Deno.Command("setpriv", {
-        args: [
-          "--reuid=nobody",
-          "--regid=nogroup",
-          "--clear-groups",
-          Deno.execPath(),
-          "run",
-          "--allow-all",
-          new URL("../main.ts", import.meta.url).pathname,
-          ...serveArgs(seed.dir),
-        ],
-        env: {
-          NO_COLOR: "1",
-          HOME: seed.dir,
-          // This user's module cache, so that nothing is fetched.
-          DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
-        },
+      const output = await serveAsNobody(seed.dir, serveArgs(seed.dir), {
         stdout: "null",
         stderr: "piped",
       }).output();
@@ -496,22 +507,7 @@ Deno.test({
     try {
       Deno.chmodSync(seed.dir, 0o777);
       for (const name of listing(seed.dir)) Deno.chmodSync(`${seed.dir}/${name}`, 0o666);
-      child = new Deno.Command("setpriv", {
-        args: [
-          "--reuid=nobody",
-          "--regid=nogroup",
-          "--clear-groups",
-          Deno.execPath(),
-          "run",
-          "--allow-all",
-          new URL("../main.ts", import.meta.url).pathname,
-          ...serveArgs(seed.dir, "--log-level", "error"),
-        ],
-        env: {
-          NO_COLOR: "1",
-          HOME: seed.dir,
-          DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
-        },
+      child = serveAsNobody(seed.dir, serveArgs(seed.dir, "--log-level", "error"), {
         stdout: "piped",
         stderr: "null",
       }).spawn();
