@@ -285,6 +285,32 @@ export const ToolCallFacets = component(
   }),
 );
 
+/** A model call inside a session detail (an extension). */
+export const SessionModelCall = component(
+  "SessionModelCall",
+  "Extension: one model request of a session, as its agent reported it.",
+  z.object({
+    "id": z.string().describe(
+      "The server's id of the model call (the same for a retried export of it).",
+    ),
+    "timestamp": timestamp("When the request was made."),
+    "provider_name": z.string().describe('Model provider; `""` when not reported.'),
+    "model": z.string().describe('Model; `""` when not reported.'),
+    "input_tokens": count("Input tokens (0 when not reported)."),
+    "output_tokens": count("Output tokens (0 when not reported)."),
+    "cache_read_tokens": count("Input tokens read from the prompt cache (0 when not reported)."),
+    "cache_creation_tokens": count(
+      "Input tokens written to the prompt cache (0 when not reported).",
+    ),
+    "cost_usd": z.number().nullable().describe(
+      "Cost in US dollars as the agent reported it (rounded to 1e-9); null when it reported none.",
+    ),
+    "duration_ms": z.int().nonnegative().nullable().describe(
+      "How long the request took; null when not reported.",
+    ),
+  }),
+);
+
 const detailList = <T extends z.ZodType>(item: T, description: string) =>
   z.array(item).max(5000).describe(description);
 
@@ -299,6 +325,10 @@ export const SessionDetail = component(
     "external_domains": detailList(ExternalDomain, "Its external domains, most hits first."),
     "child_sessions": z.array(Session).max(1000).describe(
       "Extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.",
+    ),
+    "model_calls": detailList(
+      SessionModelCall,
+      "Extension: the session's model calls, oldest first (ties by `id`); `[]` when none.",
     ),
   }),
 );

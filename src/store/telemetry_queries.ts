@@ -62,6 +62,7 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
         "session_risk_flags",
         "session_domains",
         "child_sessions",
+        "session_model_calls",
       ].map((name) => ({
         sql: querySql(name),
         params: [orgId, sessionId],
