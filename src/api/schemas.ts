@@ -366,6 +366,67 @@ export const UnmappedEvents = component(
   z.object({ "data": z.array(UnmappedEvent).max(1000) }),
 );
 
+// --- The fleet (an extension) ---
+
+/** An agent and version an actor ran. */
+export const FleetAgent = component(
+  "FleetAgent",
+  "An agent and version an actor's sessions ran.",
+  z.object({
+    "agent": z.string().describe(
+      "The agent as sessions name it (their `agent_system`, the `agent` filter of `/v1/sessions`).",
+    ),
+    "agent_version": z.string().describe(
+      'Its version, as the first record of each session reported it; `""` when not reported.',
+    ),
+    "last_seen": timestamp("The actor's last tool call in a session of this agent and version."),
+  }),
+);
+
+/** What an actor sent that stored nothing, of one agent, event name and reason. */
+export const FleetUnmappedEvent = component(
+  "FleetUnmappedEvent",
+  "Records an actor sent that stored nothing, of one agent, event name and reason, over its versions (`/v1/unmapped-events?actor=` has them by version).",
+  UnmappedEvent.pick({
+    "agent": true,
+    "event_name": true,
+    "reason": true,
+    "records": true,
+    "last_seen": true,
+  }),
+);
+
+/** One actor of `GET /v1/fleet`. */
+export const FleetActor = component(
+  "FleetActor",
+  "An actor of the organization: when it was last seen, what it runs, what of its telemetry stored nothing.",
+  z.object({
+    "actor_id": z.string().describe("The actor's telemetry id."),
+    "actor_name": z.string().describe(
+      'The name the actor was created with (`actor create --name`); `""` when it has none.',
+    ),
+    "last_seen": TIMESTAMP.nullable().describe(
+      "Its latest tool call, or the latest arrival of a record that stored nothing; null when it never sent either (model calls and metric points alone are not counted).",
+    ),
+    "sessions_7d": count(
+      "Its sessions with a tool call in the 7 days ending at the request (their start included).",
+    ),
+    "agents": z.array(FleetAgent).max(100).describe(
+      "Each agent and version its sessions ran, most recently seen first (ties by agent, then version), at most 100.",
+    ),
+    "unmapped_events": z.array(FleetUnmappedEvent).describe(
+      "What of its telemetry the server did not understand, most recently seen first (ties by agent, event name, reason); an organization keeps at most 1,000 such rows.",
+    ),
+  }),
+);
+
+/** `GET /v1/fleet` (an extension). */
+export const Fleet = component(
+  "Fleet",
+  "The organization's actors, most recently seen first (ties by actor id), then those that never sent telemetry (by id), at most 1,000.",
+  z.object({ "data": z.array(FleetActor).max(1000) }),
+);
+
 // --- Insights (docs/api.md §2.11, §4.8–4.14; productivity is an extension) ---
 
 /** The insight envelope's `window`. */
