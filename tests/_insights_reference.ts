@@ -14,6 +14,7 @@ import { ServiceMetrics } from "../src/http/metrics.ts";
 import { ActorNames } from "../src/api/actor_names.ts";
 import { insightRoutes } from "../src/api/insights.ts";
 import { createQueryApp } from "../src/server/query_app.ts";
+import { systemClock } from "../src/time.ts";
 import type {
   DecisionEvent,
   ModelCallEvent,
@@ -706,6 +707,7 @@ export async function startInsightsEnv(
       version: "test",
       cursorSecret,
       actorNames: new ActorNames(stores.keys),
+      clock: systemClock,
       metrics: new ServiceMetrics(),
       readiness: () => Promise.resolve(),
       logError: (error) => {

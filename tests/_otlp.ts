@@ -83,19 +83,30 @@ export function toolDecision(
   });
 }
 
-/** An `api_request` record (a model call). */
+/** An `api_request` record (a model call); tokens 100, 50, 10 and 5 and 900 ms unless given. */
 export function apiRequest(
-  spec: { session: string; timeMs: number; model: string; costUsd?: number; requestId: string },
+  spec: {
+    session: string;
+    timeMs: number;
+    model: string;
+    costUsd?: number;
+    requestId: string;
+    tokens?: { input: number; output: number; cacheRead: number; cacheCreation: number };
+    /** null: not reported. */
+    durationMs?: number | null;
+  },
 ) {
+  const tokens = spec.tokens ?? { input: 100, output: 50, cacheRead: 10, cacheCreation: 5 };
+  const durationMs = spec.durationMs === undefined ? 900 : spec.durationMs;
   return claudeEvent("api_request", spec.timeMs, {
     "session.id": spec.session,
     "model": spec.model,
-    "input_tokens": "100",
-    "output_tokens": "50",
-    "cache_read_tokens": "10",
-    "cache_creation_tokens": "5",
+    "input_tokens": String(tokens.input),
+    "output_tokens": String(tokens.output),
+    "cache_read_tokens": String(tokens.cacheRead),
+    "cache_creation_tokens": String(tokens.cacheCreation),
     "cost_usd": spec.costUsd === undefined ? undefined : String(spec.costUsd),
-    "duration_ms": "900",
+    "duration_ms": durationMs === null ? undefined : String(durationMs),
     "request_id": spec.requestId,
   });
 }

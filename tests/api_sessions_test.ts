@@ -192,6 +192,7 @@ engineTest(
         "risk_flags",
         "external_domains",
         "child_sessions",
+        "model_calls",
       ]);
       assert.deepEqual(body.child_sessions, []);
       assert.equal(body.session.session_id, "s2");

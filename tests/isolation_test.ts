@@ -2,8 +2,8 @@
  * Organization isolation that can fail: both organizations hold data, with
  * the same session id, and names, ids, domains and times that sort on both
  * sides of each other. An organization's answers must not change when
- * another organization's data arrives, on every list, detail, facet and
- * insight, on both engines.
+ * another organization's data arrives, on every list, detail, facet,
+ * insight and the fleet, on both engines.
  */
 import assert from "node:assert/strict";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
@@ -159,6 +159,8 @@ async function everything(
   }
   await read("/v1/tool-calls/facets");
   for (const call of calls.data) await read(`/v1/tool-calls/${call.id}`);
+  await read("/v1/fleet");
+  await read("/v1/fleet?silent_days=1");
   for (const insight of INSIGHTS) {
     for (const window of ["window=7d", "window=30d&granularity=weekly"]) {
       await read(`/v1/insights/${insight}?${window}`);

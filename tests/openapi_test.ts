@@ -208,6 +208,7 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
   "/v1/tool-calls/facets": [],
   "/v1/tool-calls/{id}": ["id"],
   "/v1/unmapped-events": ["actor"],
+  "/v1/fleet": ["silent_days"],
   "/v1/insights/activity": ["window", "granularity"],
   "/v1/insights/top-tools": ["window", "granularity"],
   "/v1/insights/outliers": ["window", "granularity"],
@@ -249,6 +250,11 @@ Deno.test("the document names every parameter of the spec and README, with its b
   assert.equal(parameter("/v1/tool-calls", "success").deprecated, true);
   assert.equal(parameter("/v1/tool-calls", "team").schema.type, "array");
   assert.equal(parameter("/v1/sessions/{id}", "id").required, true);
+  assert.deepEqual(parameter("/v1/fleet", "silent_days").schema, {
+    type: "integer",
+    minimum: 1,
+    maximum: 3650,
+  });
   for (const path of OPEN_PATHS) assert.deepEqual(document.paths[path].get.security, []);
   assert.deepEqual(document.security, [{ apiKey: [] }]);
 });
@@ -300,11 +306,15 @@ function genAiSpan(timeMs: number) {
 }
 
 /**
- * Loads the data set: the scenario, four recorded real runs, a GenAI span and
- * a session of many calls (an outlier).
+ * Loads the data set: the scenario, four recorded real runs, a GenAI span, a
+ * session of many calls (an outlier) and an actor that never sent (the fleet's
+ * `last_seen` null).
  */
 async function loadData(server: TestServer): Promise<TestOrg> {
   const { org } = await loadScenario(server);
+  const keys = await server.keyStore();
+  await keys.createActor(org.orgId, "idle");
+  await keys.close();
   const end = Date.now() - 60_000;
   await send(
     server,
@@ -373,6 +383,9 @@ async function conformanceCases(server: TestServer, org: TestOrg): Promise<Case[
     fails("/v1/tool-calls/{id}", "/v1/tool-calls/no-such-call", 404),
     ok("/v1/unmapped-events"),
     ok("/v1/unmapped-events", `/v1/unmapped-events?actor=${org.actorId}`),
+    ok("/v1/fleet"),
+    ok("/v1/fleet", "/v1/fleet?silent_days=1"),
+    fails("/v1/fleet", "/v1/fleet?silent_days=0", 400),
     ...["activity", "top-tools", "outliers", "cost", "risk", "domains", "productivity"]
       .flatMap(insight),
     ok("/v1/insights/productivity", `/v1/insights/productivity?window=30d&team=${org.actorId}`),

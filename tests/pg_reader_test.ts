@@ -413,6 +413,12 @@ Deno.test({
           assert.match(detail, /Index (Only )?Scan/, detail);
           assert.doesNotMatch(detail, /Seq Scan/, detail);
         }
+        const modelCalls = await plan(sql, {
+          sql: postgresQueries.sql("session_model_calls"),
+          params: ["org_A", "s000101"],
+        });
+        assert.match(modelCalls, /Index Scan using model_calls_by_session on model_calls/);
+        assert.doesNotMatch(modelCalls, /model_calls_by_time/, modelCalls);
       });
     } finally {
       await sql.end();

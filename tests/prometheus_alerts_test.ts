@@ -29,7 +29,7 @@ interface RuleFile {
 }
 
 interface RuleCases {
-  rule_files: string[];
+  "rule_files": string[];
   tests: {
     input_series: { series: string; values: string }[];
     alert_rule_test: { alertname: string; exp_alerts: unknown[] }[];

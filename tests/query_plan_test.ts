@@ -96,6 +96,19 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
       const facet = plan(db, { sql: sqliteQueries.sql("facet_agents"), params: ["org"] });
       assert.doesNotMatch(facet, /SCAN (sessions|tool_calls)\b/, facet);
     });
+    await t.step("a session's model calls come from its own index range, sorted alone", () => {
+      const detail = plan(db, {
+        sql: sqliteQueries.sql("session_model_calls"),
+        params: ["o", "s"],
+      });
+      // Unnamed, the index was model_calls_by_time: every model call of the organization.
+      assert.match(
+        detail,
+        /^SEARCH model_calls USING INDEX model_calls_by_session \(org_id=\? AND session_id=\?\)$/m,
+        detail,
+      );
+      assert.doesNotMatch(detail, /model_calls_by_time|SCAN model_calls\b/, detail);
+    });
     for (const [name, filter] of filters) {
       await t.step(`tool calls, ${name}, first page and cursor page`, () => {
         assertIndexedByTime(

@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import axeSource from "axe-core/axe.min.js" with { type: "text" };
 import type { Page } from "puppeteer-core";
-import { claudeExport, toolDecision, toolResult } from "./_otlp.ts";
+import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 import { CHROMIUM, launchBrowser, offLoopback } from "./_ui_browser.ts";
 
 const INSIDE = Deno.env.get("AGENT_TELEMETRY_UI_NETNS") === "1";
@@ -266,7 +266,7 @@ if (!INSIDE) {
     });
 
     await t.step(
-      "a session shows its timeline with the risk flags on the call that raised them",
+      "a session shows its timeline with the risk flags on the call that raised them, and its model calls",
       async () => {
         await page.goto(`${base}#/session/${encodeURIComponent(leaky.session)}`);
         await page.waitForSelector("tr.flagged");
@@ -288,6 +288,16 @@ if (!INSIDE) {
           (await text(page, "main")).includes("api.github.com"),
           "the session's domain is not shown",
         );
+        // Its model calls, oldest first: tokens by kind, a cost not reported said so.
+        const modelCalls = await page.$$eval(
+          "tr.model-call",
+          (rows) => rows.map((row) => [...row.cells].map((cell) => cell.textContent?.trim())),
+        );
+        assert.equal(modelCalls.length, detail.model_calls.length);
+        assert.deepEqual(modelCalls.map((cells) => cells.slice(1)), [
+          ["claude-sonnet-4-5 anthropic", "1,200", "340", "8,000", "150", "$0.0421", "900 ms"],
+          ["claude-haiku-4-5 anthropic", "100", "50", "10", "5", "not reported", "—"],
+        ]);
         await axeCheck(page, "session");
         await page.screenshot({ path: `${SCREENSHOTS}/session.png` });
       },
@@ -513,6 +523,22 @@ async function addLeakyCall(demo: Demo): Promise<{ session: string; callId: stri
     }),
     call("toolu_8", "Edit", 18_000, { file_path: "src/app.ts" }, { durationMs: 35 }),
     call("toolu_9", "Bash", 19_000, { command: "npm test" }, { durationMs: 3800 }),
+    // Its model calls: one that reports its cost, one that does not.
+    apiRequest({
+      session,
+      timeMs: now + 500,
+      model: "claude-sonnet-4-5",
+      costUsd: 0.0421,
+      requestId: "req_1",
+      tokens: { input: 1200, output: 340, cacheRead: 8000, cacheCreation: 150 },
+    }),
+    apiRequest({
+      session,
+      timeMs: now + 9000,
+      model: "claude-haiku-4-5",
+      requestId: "req_2",
+      durationMs: null,
+    }),
   ];
   const response = await fetch(`${demo.ingestUrl}/v1/logs`, {
     method: "POST",

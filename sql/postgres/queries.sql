@@ -201,6 +201,16 @@ GROUP BY domain, scheme
 ORDER BY hits DESC, domain, scheme
 LIMIT 5000;
 
+-- A session's model calls, oldest first, ties by id: its rows are found
+-- through model_calls_by_session (org_id, session_id) and only they are sorted.
+-- name: session_model_calls
+SELECT id, ts, provider_name, model, input_tokens, output_tokens, cache_read_tokens,
+  cache_creation_tokens, cost_usd, duration_ms
+FROM model_calls
+WHERE org_id = ? AND session_id = ?
+ORDER BY ts, id
+LIMIT 5000;
+
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
   error_message, decision, decision_source, agent_system, model
@@ -272,3 +282,76 @@ WHERE org_id = ? AND (? = '' OR actor_id = ?)
 GROUP BY agent, agent_version, event_name, reason
 ORDER BY max(last_seen) DESC, agent, agent_version, event_name, reason
 LIMIT 1000;
+
+-- The fleet (GET /v1/fleet): as sql/sqlite/queries.sql reads it, by the same indexes.
+-- name: fleet
+WITH RECURSIVE
+  called(actor_id) AS (
+    SELECT min(actor_id) FROM session_actors WHERE org_id = $1
+    UNION ALL
+    SELECT (SELECT min(actor_id) FROM session_actors WHERE org_id = $1 AND actor_id > c.actor_id)
+    FROM called AS c WHERE c.actor_id IS NOT NULL
+  ),
+  unmapped(actor_id) AS (
+    SELECT min(actor_id) FROM unmapped_events WHERE org_id = $1
+    UNION ALL
+    SELECT (SELECT min(actor_id) FROM unmapped_events WHERE org_id = $1 AND actor_id > u.actor_id)
+    FROM unmapped AS u WHERE u.actor_id IS NOT NULL
+  ),
+  seen(actor_id, last_seen) AS (
+    SELECT c.actor_id, (
+      SELECT last_seen FROM session_actors
+      WHERE org_id = $1 AND actor_id = c.actor_id
+      ORDER BY last_seen DESC LIMIT 1
+    )
+    FROM called AS c WHERE c.actor_id IS NOT NULL
+    UNION ALL
+    SELECT u.actor_id, (
+      SELECT max(last_seen) FROM unmapped_events WHERE org_id = $1 AND actor_id = u.actor_id
+    )
+    FROM unmapped AS u WHERE u.actor_id IS NOT NULL
+  ),
+  senders AS MATERIALIZED (
+    SELECT actor_id, max(last_seen) AS last_seen FROM seen GROUP BY actor_id
+  ),
+  fleet AS MATERIALIZED (
+    SELECT actor_id, last_seen FROM senders
+    WHERE last_seen <= $2
+    ORDER BY last_seen DESC, actor_id
+    LIMIT $4
+  )
+SELECT 'sender' AS kind, actor_id, '' AS agent, '' AS agent_version, '' AS event_name,
+  '' AS reason, last_seen, NULL::bigint AS count
+FROM senders WHERE actor_id NOT IN (SELECT actor_id FROM fleet)
+UNION ALL
+SELECT 'actor', f.actor_id, '', '', '', '', f.last_seen, (
+    SELECT count(DISTINCT r.session_id)
+    FROM session_actors AS r
+    WHERE r.org_id = $1 AND r.actor_id = f.actor_id AND r.last_seen >= $3
+  )
+FROM fleet AS f
+UNION ALL
+-- LATERAL and a subquery per row: one walk of each answered actor's index
+-- range and one key lookup of each of its sessions, whatever the estimates
+-- (joined, the planner hashed the organization's sessions once per actor).
+SELECT 'agent', f.actor_id, a.agent_system, a.agent_version, '', '', a.last_seen, NULL::bigint
+FROM fleet AS f
+CROSS JOIN LATERAL (
+  SELECT r.agent_system, (
+      SELECT CASE WHEN s.agent_system = r.agent_system THEN s.agent_version ELSE '' END
+      FROM sessions AS s WHERE s.org_id = $1 AND s.session_id = r.session_id
+    ) AS agent_version,
+    max(r.last_seen) AS last_seen
+  FROM session_actors AS r
+  WHERE r.org_id = $1 AND r.actor_id = f.actor_id
+  GROUP BY 1, 2
+) AS a
+UNION ALL
+SELECT 'unmapped', f.actor_id, u.agent, '', u.event_name, u.reason, u.last_seen, u.records
+FROM fleet AS f
+CROSS JOIN LATERAL (
+  SELECT agent, event_name, reason, max(last_seen) AS last_seen, sum(records)::bigint AS records
+  FROM unmapped_events
+  WHERE org_id = $1 AND actor_id = f.actor_id
+  GROUP BY agent, event_name, reason
+) AS u;

@@ -205,6 +205,18 @@ GROUP BY domain, scheme
 ORDER BY hits DESC, domain, scheme
 LIMIT 5000;
 
+-- A session's model calls, oldest first, ties by id: its rows are found
+-- through model_calls_by_session (org_id, session_id) and only they are sorted.
+-- The index is named: without statistics the planner walks the organization's
+-- model calls by time (model_calls_by_time) to spare the sort.
+-- name: session_model_calls
+SELECT id, ts, provider_name, model, input_tokens, output_tokens, cache_read_tokens,
+  cache_creation_tokens, cost_usd, duration_ms
+FROM model_calls INDEXED BY model_calls_by_session
+WHERE org_id = ? AND session_id = ?
+ORDER BY ts, id
+LIMIT 5000;
+
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
   error_message, decision, decision_source, agent_system, model
@@ -275,3 +287,81 @@ WHERE org_id = ? AND (? = '' OR actor_id = ?)
 GROUP BY agent, agent_version, event_name, reason
 ORDER BY max(last_seen) DESC, agent, agent_version, event_name, reason
 LIMIT 1000;
+
+-- The fleet (GET /v1/fleet): the actors of an organization that sent
+-- telemetry, each with its last time, and for those the answer shows (at most
+-- ?4 last seen at or before ?2, newest first, ties by id): its sessions with a
+-- call since ?3, each agent and version it ran and what of its telemetry
+-- stored nothing. Read from session_actors, sessions and unmapped_events by
+-- index, never from tool or model calls: the actors one seek each (a skip
+-- scan of session_actors_by_actor and of unmapped_events' key) and each
+-- one's last time at the head of its range; then, for the answer's actors,
+-- their recent sessions counted in their index range, each of their
+-- sessions' rows with one key lookup of the session (its version), and
+-- their unmapped rows. Rows: `kind` 'actor' (answered; `count` its sessions
+-- since ?3) or 'sender' (sent telemetry, not answered); 'agent' per actor,
+-- agent and version (a session's version is that of its first record: the
+-- rows of another agent in it have none); 'unmapped' per actor, agent, event
+-- name and reason (`count` its records).
+-- name: fleet
+WITH RECURSIVE
+  called(actor_id) AS (
+    SELECT min(actor_id) FROM session_actors WHERE org_id = ?1
+    UNION ALL
+    SELECT (SELECT min(actor_id) FROM session_actors WHERE org_id = ?1 AND actor_id > c.actor_id)
+    FROM called AS c WHERE c.actor_id IS NOT NULL
+  ),
+  unmapped(actor_id) AS (
+    SELECT min(actor_id) FROM unmapped_events WHERE org_id = ?1
+    UNION ALL
+    SELECT (SELECT min(actor_id) FROM unmapped_events WHERE org_id = ?1 AND actor_id > u.actor_id)
+    FROM unmapped AS u WHERE u.actor_id IS NOT NULL
+  ),
+  seen(actor_id, last_seen) AS (
+    SELECT c.actor_id, (
+      SELECT last_seen FROM session_actors INDEXED BY session_actors_by_actor
+      WHERE org_id = ?1 AND actor_id = c.actor_id
+      ORDER BY last_seen DESC LIMIT 1
+    )
+    FROM called AS c WHERE c.actor_id IS NOT NULL
+    UNION ALL
+    SELECT u.actor_id, (
+      SELECT max(last_seen) FROM unmapped_events WHERE org_id = ?1 AND actor_id = u.actor_id
+    )
+    FROM unmapped AS u WHERE u.actor_id IS NOT NULL
+  ),
+  senders AS MATERIALIZED (
+    SELECT actor_id, max(last_seen) AS last_seen FROM seen GROUP BY actor_id
+  ),
+  fleet AS MATERIALIZED (
+    SELECT actor_id, last_seen FROM senders
+    WHERE last_seen <= ?2
+    ORDER BY last_seen DESC, actor_id
+    LIMIT ?4
+  )
+SELECT 'sender' AS kind, actor_id, '' AS agent, '' AS agent_version, '' AS event_name,
+  '' AS reason, last_seen, NULL AS count
+FROM senders WHERE actor_id NOT IN (SELECT actor_id FROM fleet)
+UNION ALL
+SELECT 'actor', f.actor_id, '', '', '', '', f.last_seen, (
+    SELECT count(DISTINCT r.session_id)
+    FROM session_actors AS r INDEXED BY session_actors_by_actor
+    WHERE r.org_id = ?1 AND r.actor_id = f.actor_id AND r.last_seen >= ?3
+  )
+FROM fleet AS f
+UNION ALL
+SELECT 'agent', f.actor_id, r.agent_system,
+  CASE WHEN s.agent_system = r.agent_system THEN s.agent_version ELSE '' END, '', '',
+  max(r.last_seen), NULL
+FROM fleet AS f
+CROSS JOIN session_actors AS r INDEXED BY session_actors_by_actor
+  ON r.org_id = ?1 AND r.actor_id = f.actor_id
+CROSS JOIN sessions AS s ON s.org_id = ?1 AND s.session_id = r.session_id
+GROUP BY f.actor_id, r.agent_system,
+  CASE WHEN s.agent_system = r.agent_system THEN s.agent_version ELSE '' END
+UNION ALL
+SELECT 'unmapped', f.actor_id, u.agent, '', u.event_name, u.reason, max(u.last_seen),
+  sum(u.records)
+FROM fleet AS f
+CROSS JOIN unmapped_events AS u ON u.org_id = ?1 AND u.actor_id = f.actor_id
+GROUP BY f.actor_id, u.agent, u.event_name, u.reason;

@@ -3,12 +3,12 @@
  * and telemetry in the telemetry store, so a page's names are looked up in
  * one call per page, through a small cache: a name is at most
  * {@link ACTOR_NAME_TTL_MS} old, and an actor is only ever found within the
- * organization that asks.
+ * organization that asks. The fleet reads an organization's actors whole, uncached.
  *
  * @module
  */
 import { ApiError } from "../http/responses.ts";
-import type { ActorDirectory } from "../store/stores.ts";
+import type { ActorDirectory, ListedActor } from "../store/stores.ts";
 
 /** How long a looked-up name (or its absence) is served before it is looked up again. */
 export const ACTOR_NAME_TTL_MS = 30_000;
@@ -20,6 +20,15 @@ interface Entry {
   name: string;
   /** When it was looked up (ms). */
   at: number;
+}
+
+/** An actor of an organization, as the key store holds it. */
+export interface OrgActor {
+  id: string;
+  /** `""` when it has none. */
+  name: string;
+  /** Its ingest key is revoked: it can send nothing more. */
+  revoked: boolean;
 }
 
 /** The names of a request's actors, cached per organization and actor. */
@@ -64,6 +73,21 @@ export class ActorNames {
       this.#remember(entryKey(orgId, id), { name, at: now });
     }
     return names;
+  }
+
+  /** The organization's actors as the key store holds them now; 503 when it fails. */
+  async actorsOf(orgId: string): Promise<OrgActor[]> {
+    let actors: ListedActor[];
+    try {
+      actors = (await this.#directory.listActors(orgId)).actors;
+    } catch {
+      throw new ApiError("keystore_unavailable", "the key store is unavailable; retry later");
+    }
+    return actors.map((actor) => ({
+      id: actor.id,
+      name: actor.name,
+      revoked: actor.revoked_at !== undefined,
+    }));
   }
 
   #remember(key: string, entry: Entry): void {

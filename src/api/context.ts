@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { ErrorCode } from "../http/responses.ts";
 import type { Route } from "../http/router.ts";
 import type { TelemetryReader } from "../store/stores.ts";
+import type { Clock } from "../time.ts";
 import type { ActorNames } from "./actor_names.ts";
 
 /** Services the handlers read from. */
@@ -17,6 +18,8 @@ export interface ApiServices {
   cursorSecret: Uint8Array;
   /** Actors' names from the key store, for `actor_name` beside `actor_id`. */
   actorNames: ActorNames;
+  /** What "now" is for answers relative to the request time (the fleet's). */
+  clock: Clock;
 }
 
 /** One authenticated request, routed. */
@@ -31,7 +34,13 @@ export interface ApiContext {
 export type ApiHandler = (context: ApiContext) => Promise<Response> | Response;
 
 /** The document's group of an operation. */
-export type ApiTag = "service" | "sessions" | "tool-calls" | "insights" | "unmapped-events";
+export type ApiTag =
+  | "service"
+  | "sessions"
+  | "tool-calls"
+  | "insights"
+  | "unmapped-events"
+  | "fleet";
 
 /**
  * A query-API route: what the router matches and runs, and what the OpenAPI

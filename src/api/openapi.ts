@@ -27,6 +27,8 @@ const TAGS: Record<ApiTag, string> = {
   "insights":
     "Rollups over a window of 7, 30 or 90 days ending now, in the insight envelope (`window`, `summary`, `series`, `breakdown`).",
   "unmapped-events": "What the organization's agents sent that stored nothing (an extension).",
+  "fleet":
+    "The organization's actors: when each was last seen, which agents and versions it runs, what of its telemetry the server did not understand (an extension).",
 };
 
 /** Every route behind the key may answer these. */

@@ -285,6 +285,32 @@ export const ToolCallFacets = component(
   }),
 );
 
+/** A model call inside a session detail (an extension). */
+export const SessionModelCall = component(
+  "SessionModelCall",
+  "Extension: one model request of a session, as its agent reported it.",
+  z.object({
+    "id": z.string().describe(
+      "The server's id of the model call (the same for a retried export of it).",
+    ),
+    "timestamp": timestamp("When the request was made."),
+    "provider_name": z.string().describe('Model provider; `""` when not reported.'),
+    "model": z.string().describe('Model; `""` when not reported.'),
+    "input_tokens": count("Input tokens (0 when not reported)."),
+    "output_tokens": count("Output tokens (0 when not reported)."),
+    "cache_read_tokens": count("Input tokens read from the prompt cache (0 when not reported)."),
+    "cache_creation_tokens": count(
+      "Input tokens written to the prompt cache (0 when not reported).",
+    ),
+    "cost_usd": z.number().nullable().describe(
+      "Cost in US dollars as the agent reported it (rounded to 1e-9); null when it reported none.",
+    ),
+    "duration_ms": z.int().nonnegative().nullable().describe(
+      "How long the request took; null when not reported.",
+    ),
+  }),
+);
+
 const detailList = <T extends z.ZodType>(item: T, description: string) =>
   z.array(item).max(5000).describe(description);
 
@@ -299,6 +325,10 @@ export const SessionDetail = component(
     "external_domains": detailList(ExternalDomain, "Its external domains, most hits first."),
     "child_sessions": z.array(Session).max(1000).describe(
       "Extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.",
+    ),
+    "model_calls": detailList(
+      SessionModelCall,
+      "Extension: the session's model calls, oldest first (ties by `id`); `[]` when none.",
     ),
   }),
 );
@@ -334,6 +364,67 @@ export const UnmappedEvents = component(
   "UnmappedEvents",
   "What the organization's agents sent that stored nothing, newest `last_seen` first, at most 1,000 rows.",
   z.object({ "data": z.array(UnmappedEvent).max(1000) }),
+);
+
+// --- The fleet (an extension) ---
+
+/** An agent and version an actor ran. */
+export const FleetAgent = component(
+  "FleetAgent",
+  "An agent and version an actor's sessions ran.",
+  z.object({
+    "agent": z.string().describe(
+      "The agent as sessions name it (their `agent_system`, the `agent` filter of `/v1/sessions`).",
+    ),
+    "agent_version": z.string().describe(
+      'Its version, as the first record of each session reported it; `""` when not reported.',
+    ),
+    "last_seen": timestamp("The actor's last tool call in a session of this agent and version."),
+  }),
+);
+
+/** What an actor sent that stored nothing, of one agent, event name and reason. */
+export const FleetUnmappedEvent = component(
+  "FleetUnmappedEvent",
+  "Records an actor sent that stored nothing, of one agent, event name and reason, over its versions (`/v1/unmapped-events?actor=` has them by version).",
+  UnmappedEvent.pick({
+    "agent": true,
+    "event_name": true,
+    "reason": true,
+    "records": true,
+    "last_seen": true,
+  }),
+);
+
+/** One actor of `GET /v1/fleet`. */
+export const FleetActor = component(
+  "FleetActor",
+  "An actor of the organization: when it was last seen, what it runs, what of its telemetry stored nothing.",
+  z.object({
+    "actor_id": z.string().describe("The actor's telemetry id."),
+    "actor_name": z.string().describe(
+      'The name the actor was created with (`actor create --name`); `""` when it has none.',
+    ),
+    "last_seen": TIMESTAMP.nullable().describe(
+      "Its latest tool call, or the latest arrival of a record that stored nothing; null when it never sent either (model calls and metric points alone are not counted).",
+    ),
+    "sessions_7d": count(
+      "Its sessions with a tool call in the 7 days ending at the request (their start included).",
+    ),
+    "agents": z.array(FleetAgent).max(100).describe(
+      "Each agent and version its sessions ran, most recently seen first (ties by agent, then version), at most 100.",
+    ),
+    "unmapped_events": z.array(FleetUnmappedEvent).describe(
+      "What of its telemetry the server did not understand, most recently seen first (ties by agent, event name, reason); an organization keeps at most 1,000 such rows.",
+    ),
+  }),
+);
+
+/** `GET /v1/fleet` (an extension). */
+export const Fleet = component(
+  "Fleet",
+  "The organization's actors, most recently seen first (ties by actor id), then those that never sent telemetry (by id), at most 1,000.",
+  z.object({ "data": z.array(FleetActor).max(1000) }),
 );
 
 // --- Insights (docs/api.md §2.11, §4.8–4.14; productivity is an extension) ---

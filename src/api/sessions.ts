@@ -20,7 +20,13 @@ import {
   timeParam,
 } from "./params.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
-import { domainObject, riskFlagObject, sessionObject, sessionToolCallObject } from "./shapes.ts";
+import {
+  domainObject,
+  riskFlagObject,
+  sessionModelCallObject,
+  sessionObject,
+  sessionToolCallObject,
+} from "./shapes.ts";
 
 type Row = Record<string, unknown>;
 
@@ -80,7 +86,7 @@ const sessionFacets: ApiHandler = async ({ orgId, services }) => {
 };
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
-  const [session, calls, flags, domains, children] = await services.reader.read(
+  const [session, calls, flags, domains, children, modelCalls] = await services.reader.read(
     services.reader.queries.sessionDetail(orgId, params.id!),
   ) as Row[][];
   const row = session?.[0];
@@ -93,6 +99,8 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
     external_domains: domains!.map(domainObject),
     // An extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.
     child_sessions: children!.map((child) => sessionObject(child, names)),
+    // An extension: its model calls, oldest first, at most 5,000.
+    model_calls: modelCalls!.map(sessionModelCallObject),
   });
 };
 
@@ -131,7 +139,7 @@ export const sessionRoutes: ApiRoute[] = [
     pattern: "/v1/sessions/:id",
     handler: getSession,
     tag: "sessions",
-    summary: "One session with its tool calls, risk flags and external domains",
+    summary: "One session with its tool calls, risk flags, external domains and model calls",
     pathParams: { id: "The session id." },
     response: SessionDetail,
     errors: ["not_found", "overloaded"],

@@ -146,3 +146,20 @@ export function riskFlagObject(row: Row): Row {
 export function domainObject(row: Row): Row {
   return { domain: text(row, "domain"), scheme: text(row, "scheme"), hits: Number(row.hits) };
 }
+
+/** A model call inside a session detail (an extension): cost and duration null when not reported. */
+export function sessionModelCallObject(row: Row): Row {
+  const cost = row.cost_usd;
+  return {
+    id: text(row, "id"),
+    timestamp: formatTimestamp(Number(row.ts)),
+    provider_name: text(row, "provider_name"),
+    model: text(row, "model"),
+    input_tokens: Number(row.input_tokens),
+    output_tokens: Number(row.output_tokens),
+    cache_read_tokens: Number(row.cache_read_tokens),
+    cache_creation_tokens: Number(row.cache_creation_tokens),
+    cost_usd: cost === null || cost === undefined ? null : roundUsd(Number(cost)),
+    duration_ms: integer(row, "duration_ms"),
+  };
+}

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ApiRoute, ApiServices } from "../api/context.ts";
+import { fleetRoutes } from "../api/fleet.ts";
 import { OPENAPI_PATH, openApiDocument } from "../api/openapi.ts";
 import { pingRoutes } from "../api/ping.ts";
 import { sessionRoutes } from "../api/sessions.ts";
@@ -33,7 +34,14 @@ export interface QueryAppDeps extends ApiServices {
 
 /** Every route of the `/v1/` API behind the key: the built-in ones, then `extra`. */
 export function queryRoutes(extra: readonly ApiRoute[] = []): ApiRoute[] {
-  return [...pingRoutes, ...sessionRoutes, ...toolCallRoutes, ...unmappedEventRoutes, ...extra];
+  return [
+    ...pingRoutes,
+    ...sessionRoutes,
+    ...toolCallRoutes,
+    ...unmappedEventRoutes,
+    ...fleetRoutes,
+    ...extra,
+  ];
 }
 
 /** Builds the query listener's request handler. */

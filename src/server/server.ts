@@ -154,6 +154,7 @@ export async function startServer(
     version: VERSION,
     cursorSecret,
     actorNames: new ActorNames(stores.keys),
+    clock,
     metrics,
     readiness,
     logError,

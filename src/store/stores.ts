@@ -77,13 +77,15 @@ export interface KeyVerifier {
   verifyIngestKey(key: string): Awaitable<IngestPrincipal | null>;
 }
 
-/** Actors' names, for the API's `actor_name` beside each `actor_id`. */
+/** Actors' names, for the API's `actor_name` beside each `actor_id`, and an organization's actors. */
 export interface ActorDirectory {
   /**
    * The names of those of `actorIds` that are actors of `orgId` (another
    * organization's actor is never found); ids not found are left out.
    */
   actorNames(orgId: string, actorIds: readonly string[]): Awaitable<Map<string, string>>;
+  /** The organization's actors, revoked ones too (the fleet lists those that never sent). */
+  listActors(org: string): Awaitable<{ actors: ListedActor[] }>;
 }
 
 /** The key store: the verifier, the actor directory and the admin commands (docs/design.md §3). */
@@ -104,7 +106,6 @@ export interface KeyStoreApi extends KeyVerifier, ActorDirectory {
   revokeKey(id: string): Awaitable<{ id: string; revoked_at: string }>;
   listKeys(org: string): Awaitable<{ keys: ListedKey[] }>;
   createActor(org: string, name?: string): Awaitable<{ actor_id: string; ingest_key: string }>;
-  listActors(org: string): Awaitable<{ actors: ListedActor[] }>;
   /** Revokes an actor's ingest key: its next export is refused (401), on every node. */
   revokeActor(id: string): Awaitable<{ id: string; revoked_at: string }>;
   /**

@@ -36,6 +36,18 @@ export interface TelemetryQueries {
   facet(orgId: string, name: FacetName): ReadStatement;
   /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
   unmappedEvents(orgId: string, actorId: string): ReadStatement;
+  /** The organization's actors that sent telemetry, and the fleet's view of some of them. */
+  fleet(orgId: string, options: FleetOptions): ReadStatement;
+}
+
+/** Which actors the fleet answers for, and the start of its recent sessions. */
+export interface FleetOptions {
+  /** Only actors last seen at or before this time (ms); null for any. */
+  silentSince: number | null;
+  /** Sessions with a call at or after this time (ms) are counted. */
+  sessionsSince: number;
+  /** Most actors answered. */
+  limit: number;
 }
 
 /** The facets of docs/api.md §4.3 and §4.6. */
@@ -62,10 +74,15 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
         "session_risk_flags",
         "session_domains",
         "child_sessions",
+        "session_model_calls",
       ].map((name) => ({
         sql: querySql(name),
         params: [orgId, sessionId],
       })),
+    fleet: (orgId, { silentSince, sessionsSince, limit }) => ({
+      sql: querySql("fleet"),
+      params: [orgId, silentSince ?? Number.MAX_SAFE_INTEGER, sessionsSince, limit],
+    }),
     toolCallDetail: (orgId, id) => ({ sql: querySql("tool_call"), params: [orgId, id] }),
     facet: (orgId, name) => ({ sql: querySql(`facet_${name}`), params: [orgId] }),
   };

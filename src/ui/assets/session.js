@@ -1,5 +1,6 @@
 // Session detail: what one agent run did, as a timeline of its tool calls (outcome colours,
-// durations to scale), its cost, the risk flags on the calls that raised them, and domains.
+// durations to scale), its model calls and cost, the risk flags on the calls that raised them,
+// and domains.
 import { api } from "./api.js";
 import {
   count,
@@ -85,7 +86,8 @@ export async function sessionView({ id }) {
           : null,
       ),
     ),
-    h("div", { class: "grid" }, domainsPanel(detail.external_domains), modelPanel(s)),
+    h("div", { class: "grid" }, modelPanel(s, detail.model_calls)),
+    h("div", { class: "grid" }, domainsPanel(detail.external_domains)),
   );
 }
 
@@ -222,20 +224,52 @@ function domainsPanel(domains) {
   );
 }
 
-function modelPanel(s) {
+/** The session's model calls, oldest first, with their tokens by kind, cost and duration. */
+function modelPanel(s, calls) {
+  const cost = h(
+    "p",
+    {},
+    s.cost_usd > 0
+      ? `${usd(s.cost_usd)} of model cost reported for this session.`
+      : "This agent reported no cost for the session.",
+  );
+  if (calls.length === 0) {
+    return panel("Model calls", cost, h("p", { class: "muted" }, "No model calls reported."));
+  }
+  const sum = (field) => calls.reduce((total, c) => total + c[field], 0);
   return panel(
-    "Model calls and cost",
-    h(
-      "p",
-      {},
-      s.cost_usd > 0
-        ? `${usd(s.cost_usd)} of model cost reported for this session.`
-        : "This agent reported no cost for the session.",
+    "Model calls",
+    cost,
+    table(
+      `${count(calls.length)} model ${calls.length === 1 ? "call" : "calls"}, oldest first: ${
+        count(sum("input_tokens"))
+      } input and ${count(sum("output_tokens"))} output tokens`,
+      [
+        { label: "Time", cell: (c) => new Date(c.timestamp).toLocaleTimeString() },
+        {
+          label: "Model",
+          cell: (c) => [
+            h("code", {}, c.model || "not reported"),
+            c.provider_name ? h("span", { class: "muted" }, ` ${c.provider_name}`) : null,
+          ],
+        },
+        { label: "Input", num: true, cell: (c) => count(c.input_tokens) },
+        { label: "Output", num: true, cell: (c) => count(c.output_tokens) },
+        { label: "Cache read", num: true, cell: (c) => count(c.cache_read_tokens) },
+        { label: "Cache write", num: true, cell: (c) => count(c.cache_creation_tokens) },
+        {
+          label: "Cost",
+          num: true,
+          cell: (c) =>
+            c.cost_usd === null ? h("span", { class: "muted" }, "not reported") : usd(c.cost_usd),
+        },
+        { label: "Duration", num: true, cell: (c) => duration(c.duration_ms) },
+      ],
+      calls,
+      { rowClass: () => "model-call" },
     ),
-    h(
-      "p",
-      { class: "note" },
-      "Per-call model usage is not served by the API; the organization's tokens by model are on the overview.",
-    ),
+    calls.length === 5000
+      ? h("p", { class: "note" }, "The first 5,000 model calls of the session.")
+      : null,
   );
 }
