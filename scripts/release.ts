@@ -202,29 +202,47 @@ async function extractSources(dir: string, worktree: boolean): Promise<string> {
   return commit;
 }
 
-interface ModuleGraph {
+/** What a program reaches: its local files and the bare specifiers they import. */
+export interface ModuleGraph {
+  /** Paths relative to the tree, sorted. */
   files: string[];
   bareSpecifiers: Set<string>;
 }
 
-/** Local files and bare specifiers reached from `main.ts` and every worker it starts. */
-async function programGraph(tree: string): Promise<ModuleGraph> {
-  const entry = `${tree}/_release_graph.ts`;
+/**
+ * Local files and bare specifiers reached from `main.ts` and every worker it starts, in `tree` (a
+ * checkout or a staged copy): its scratch files are written to a temporary directory, never into
+ * `tree`.
+ */
+export async function programGraph(tree: string): Promise<ModuleGraph> {
+  const scratch = await Deno.makeTempDir({ prefix: "agent-telemetry-graph-" });
+  try {
+    return await graphOf(tree, scratch);
+  } finally {
+    await Deno.remove(scratch, { recursive: true });
+  }
+}
+
+async function graphOf(tree: string, scratch: string): Promise<ModuleGraph> {
+  const entry = `${scratch}/graph.ts`;
   const roots = new Set(["./main.ts"]);
   // A config of the project's import map without a node_modules folder: `deno info` then reads
-  // the global cache and installs nothing into the staging tree.
+  // the global cache and installs nothing into the tree.
   const config = JSON.parse(await Deno.readTextFile(`${tree}/deno.json`));
-  const infoConfig = `${tree}/_release_info.json`;
+  const infoConfig = `${scratch}/deno.json`;
   await Deno.writeTextFile(
     infoConfig,
     JSON.stringify({
       imports: config.imports,
       nodeModulesDir: "none",
-      lock: { path: "./deno.lock", frozen: true },
+      lock: { path: `${tree}/deno.lock`, frozen: true },
     }),
   );
   for (;;) {
-    await Deno.writeTextFile(entry, [...roots].map((r) => `import "${r}";\n`).join(""));
+    await Deno.writeTextFile(
+      entry,
+      [...roots].map((r) => `import "${new URL(r, `file://${tree}/`).href}";\n`).join(""),
+    );
     const info = JSON.parse(
       await run(Deno.execPath(), [
         "info",
@@ -264,11 +282,7 @@ async function programGraph(tree: string): Promise<ModuleGraph> {
         }
       }
     }
-    if (!grew) {
-      await Deno.remove(entry);
-      await Deno.remove(infoConfig);
-      return { files: files.sort(), bareSpecifiers };
-    }
+    if (!grew) return { files: files.sort(), bareSpecifiers };
   }
 }
 
