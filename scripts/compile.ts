@@ -9,6 +9,9 @@
  *   only the `.node` file (denoland/deno#29203, #36626). A self-extracting
  *   binary unpacks its whole file system beside itself on first run, so the
  *   library is found.
+ * - `--node-modules-dir=auto`: compile resolves from `node_modules` as it did while deno.json
+ *   said `"auto"` (it says `"manual"` so that `deno task` installs nothing before `demo`); the
+ *   exclusions below name that layout, which the `install` task run first has filled.
  * - Minimal permissions instead of `-A`: files, network, environment, FFI
  *   (DuckDB's addon) and system info (DuckDB reads the CPU count).
  * - `deno compile` needs the `denort` base binary: `DENORT_BIN` when set (an
@@ -57,6 +60,7 @@ export function compileArgs(output: string): string[] {
   return [
     "compile",
     "--self-extracting",
+    "--node-modules-dir=auto",
     "--allow-read",
     "--allow-write",
     "--allow-net",

@@ -394,6 +394,7 @@ Deno.test("every script a user runs answers --help, and an unknown flag in one l
     ["openapi.ts", "deno task openapi"],
     ["probe_storage.ts", "deno run -A scripts/probe_storage.ts"],
     ["cpu_profile.ts", "deno run -A scripts/cpu_profile.ts"],
+    ["product_packages.ts", "deno run -A scripts/product_packages.ts"],
   ];
   for (const [script, usage] of scripts) {
     const help = await run(script, ["--help"]);
@@ -408,6 +409,7 @@ Deno.test("every script a user runs answers --help, and an unknown flag in one l
       "openapi.ts",
       "probe_storage.ts",
       "cpu_profile.ts",
+      "product_packages.ts",
     ]
   ) {
     const bad = await run(script, ["--no-such-flag"]);
