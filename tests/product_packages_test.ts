@@ -149,7 +149,14 @@ Deno.test("the demo runs from a cache holding only the product lock's packages a
       /^Dashboard: http:\/\/127\.0\.0\.1:\d+\/ui\//.test(line)
     );
     assert.ok(key >= 0 && dashboard >= 0, out);
-    assert.ok(dashboard < 20, `the dashboard's address is line ${dashboard + 1}:\n${out}`);
+    // A fresh machine prints the task's line and 14 download lines before the program's first
+    // (the product lock's packages): the key and the dashboard must come within 5 lines of it to
+    // be seen in the first 20 (issue #34).
+    const downloadsOnAFreshMachine = 15;
+    assert.ok(
+      dashboard + downloadsOnAFreshMachine < 20,
+      `the dashboard's address is the program's line ${dashboard + 1}:\n${out}`,
+    );
     assert.doesNotMatch(out, /^Download /m);
   } finally {
     await Deno.remove(work, { recursive: true });

@@ -268,7 +268,8 @@ export class Replica {
           null,
         );
       }
-      if (!options.quiet) {
+      // A replica that was never there (a new data directory) is built, not rebuilt: not news.
+      if (!options.quiet && existing.reason !== "missing") {
         log("info", "analytics replica: rebuilding", {
           path: options.path,
           reason: existing.reason,

@@ -45,7 +45,7 @@ export async function runDemo(flags: ParsedFlags): Promise<void> {
   const actors = count(flags, "actors", "actor count", 1000);
   const days = count(flags, "days", "day count", 400);
   const config = resolveServeConfig({ ...serveFlags(flags.given), data: flags.text("data") });
-  const server = await startServer(config);
+  const server = await startServer(config, { quiet: true });
   try {
     const store = await openKeyStoreFor(config.dataDir, config.database);
     let setup: DemoSetup;
@@ -54,6 +54,14 @@ export async function runDemo(flags: ParsedFlags): Promise<void> {
     } finally {
       await store.close();
     }
+    // The key and the dashboard first, so that a newcomer sees them before anything else (the
+    // data follows within seconds; the dashboard shows it as it lands).
+    const base = server.queryUrl;
+    announce(`Demo API key: ${setup.apiKey}`);
+    announce(`Dashboard: ${base}/ui/ (paste the key above when it asks)`);
+    announce(`query API listening on ${base}`);
+    if (server.grpcUrl) announce(`OTLP/gRPC ingest listening on ${server.grpcUrl}`);
+    announce(`OTLP ingest listening on ${server.ingestUrl}`);
     if (setup.ingestKeys.length === 0) {
       log("info", "demo organization found: serving its data as it is", {
         data: config.dataDir,
@@ -62,9 +70,6 @@ export async function runDemo(flags: ParsedFlags): Promise<void> {
     } else {
       await sendDemoTelemetry(server.ingestUrl, setup.ingestKeys, days);
     }
-    const base = server.queryUrl;
-    announce(`Demo API key: ${setup.apiKey}`);
-    announce(`Dashboard: ${base}/ui/ (paste the key above when it asks)`);
     announce(`  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/sessions?limit=5`);
     announce(
       `  curl -s -H "Authorization: Bearer ${setup.apiKey}" ${base}/v1/tool-calls?outcome=error`,

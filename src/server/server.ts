@@ -6,7 +6,7 @@
  */
 import { ActorNames } from "../api/actor_names.ts";
 import type { ApiRoute } from "../api/context.ts";
-import type { ListenAddress, ServeConfig } from "../config.ts";
+import { isLoopback, type ListenAddress, type ServeConfig } from "../config.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths } from "../store/sqlite/data_dir.ts";
 import { openStores } from "../store/open_stores.ts";
@@ -247,7 +247,10 @@ export async function startServer(
     throw error;
   }
   const [queryUrl, ingestUrl] = urls as [string, string];
-  if (!config.tls) {
+  // Plain HTTP that only this machine can reach (the default listeners) is no risk worth a warning.
+  const exposed = [config.listen, config.ingestListen, config.grpcListen]
+    .some((address) => address !== null && !isLoopback(address.hostname));
+  if (!config.tls && exposed) {
     log("warn", "TLS is off: serving plain HTTP; pass --tls-cert and --tls-key in production");
   }
   if (!overrides.quiet) {
