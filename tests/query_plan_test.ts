@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { openDataDir } from "../src/store/sqlite/data_dir.ts";
 import { openDatabase } from "../src/store/sqlite/database.ts";
 import { sqliteQueries } from "../src/store/sqlite/reader.ts";
-import type { CallFilters, ReadStatement } from "../src/store/telemetry_queries.ts";
+import type { CallFilters, ReadStatement, SessionFilters } from "../src/store/telemetry_queries.ts";
 import { parseNamedSql } from "../src/store/named_sql.ts";
 import retentionSql from "../sql/sqlite/retention.sql" with { type: "text" };
 
@@ -121,6 +121,35 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         );
       });
     }
+    for (const [name, filter] of filters) {
+      await t.step(`the export of tool calls, ${name}, first page and a resumed page`, () => {
+        for (const after of [null, cursor]) {
+          const detail = plan(db, sqliteQueries.exportToolCallsPage("org", filter, after, 1000));
+          assertIndexedByTime(detail, "tool_calls");
+          // Flags and domains along their primary keys, the call's id first.
+          assert.match(detail, /SEARCH f USING PRIMARY KEY \(call_id=\?\)/, detail);
+          assert.match(detail, /SEARCH d USING PRIMARY KEY \(call_id=\?\)/, detail);
+        }
+      });
+    }
+    await t.step("the export of sessions walks sessions_by_last_seen from its place", () => {
+      const sessionFilters: SessionFilters[] = [
+        {},
+        { after: 1, before: 2 },
+        { actor: "act_1", agent: "claude-code" },
+        { team: ["act_1", "act_2"] },
+        { domain: "pypi.org" },
+      ];
+      for (const filter of sessionFilters) {
+        for (const after of [null, cursor]) {
+          const detail = plan(db, sqliteQueries.exportSessionsPage("org", filter, after, 1000));
+          assertIndexed(detail, "s");
+          assert.match(detail, /USING INDEX sessions_by_last_seen/, detail);
+          // A resumed page seeks to its place.
+          if (after !== null) assert.match(detail, /org_id=\? AND \(?last_seen/, detail);
+        }
+      }
+    });
   } finally {
     db.close();
     await data.close();

@@ -225,6 +225,32 @@ WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
 LIMIT ?;
 
+-- A page of the export (/v1/export/tool-calls): the list's columns oldest
+-- first, each call with its risk flags and external domains as JSON arrays,
+-- read along the primary keys of risk_flags and domain_hits (call id first,
+-- so in flag and in domain order).
+-- name: export_tool_calls_page
+SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
+  error_message, decision, decision_source, agent_system, model,
+  (SELECT json_group_array(json_object('flag', f.flag, 'evidence', f.evidence))
+    FROM risk_flags AS f WHERE f.call_id = tool_calls.id) AS risk_flags,
+  (SELECT json_group_array(json_object('domain', d.domain, 'scheme', d.scheme))
+    FROM domain_hits AS d WHERE d.call_id = tool_calls.id) AS external_domains
+FROM tool_calls
+WHERE org_id = ? /*filters*/
+ORDER BY ts, id
+LIMIT ?;
+
+-- A page of the export of whole sessions (/v1/export/sessions) by last_seen,
+-- oldest first, along sessions_by_last_seen read backwards.
+-- name: export_sessions_page
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+FROM sessions AS s
+WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
+ORDER BY last_seen, session_id
+LIMIT ?;
+
 -- The columns of the write path's list (src/store/table_columns.ts).
 -- name: tool_call
 SELECT {{tool_calls.columns}} FROM tool_calls WHERE org_id = ? AND id = ?;

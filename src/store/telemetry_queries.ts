@@ -31,6 +31,20 @@ export interface TelemetryQueries {
     after: PageKey | null,
     limit: number,
   ): ReadStatement;
+  /** One page of the export of tool calls: oldest first, after `after`, with flags and domains. */
+  exportToolCallsPage(
+    orgId: string,
+    filters: CallFilters,
+    after: PageKey | null,
+    limit: number,
+  ): ReadStatement;
+  /** One page of the export of whole sessions: `last_seen` oldest first, after `after`. */
+  exportSessionsPage(
+    orgId: string,
+    filters: SessionFilters,
+    after: PageKey | null,
+    limit: number,
+  ): ReadStatement;
   sessionDetail(orgId: string, sessionId: string): ReadStatement[];
   toolCallDetail(orgId: string, id: string): ReadStatement;
   facet(orgId: string, name: FacetName): ReadStatement;
@@ -63,6 +77,10 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
       toolCallsPage(querySql, orgId, filters, after, limit),
     sessionsPage: (orgId, filters, after, limit) =>
       sessionsPage(querySql, orgId, filters, after, limit),
+    exportToolCallsPage: (orgId, filters, after, limit) =>
+      exportToolCallsPage(querySql, orgId, filters, after, limit),
+    exportSessionsPage: (orgId, filters, after, limit) =>
+      exportSessionsPage(querySql, orgId, filters, after, limit),
     unmappedEvents: (orgId, actorId) => ({
       sql: querySql("unmapped_events"),
       params: [orgId, actorId, actorId],
@@ -152,6 +170,92 @@ function toolCallsPage(
   }
   params.push(limit + 1);
   return { sql: splice(querySql("tool_calls_page"), "/*filters*/", sql), params };
+}
+
+/**
+ * The keyset predicate after `after` in ascending `(time, id)` order (both
+ * engines seek an index on the time to the row value's first term).
+ */
+function ascendingAfter(
+  time: string,
+  id: string,
+  after: PageKey | null,
+): { sql: string; params: Param[] } {
+  if (after === null) return { sql: "", params: [] };
+  return { sql: ` AND (${time}, ${id}) > (?, ?)`, params: [...after] };
+}
+
+/** One page of the export of tool calls, oldest first; `limit` rows. */
+function exportToolCallsPage(
+  querySql: QuerySql,
+  orgId: string,
+  filters: CallFilters,
+  after: PageKey | null,
+  limit: number,
+): ReadStatement {
+  const where = callPredicates(filters);
+  const page = ascendingAfter("ts", "id", after);
+  return {
+    sql: splice(querySql("export_tool_calls_page"), "/*filters*/", where.sql + page.sql),
+    params: [orgId, ...where.params, ...page.params, limit],
+  };
+}
+
+/**
+ * One page of the export of whole sessions by `last_seen`, oldest first;
+ * `limit` rows. The time bounds select by `last_seen`; actor, team and agent
+ * select the sessions with a call of theirs (the session_actors rollup, one
+ * row per session, actor and agent), and a domain those that reached it.
+ */
+function exportSessionsPage(
+  querySql: QuerySql,
+  orgId: string,
+  filters: SessionFilters,
+  after: PageKey | null,
+  limit: number,
+): ReadStatement {
+  const parts: string[] = [];
+  const params: Param[] = [];
+  const add = (sql: string, ...values: Param[]) => {
+    parts.push(sql);
+    params.push(...values);
+  };
+  if (filters.after !== undefined) add("AND last_seen >= ?", filters.after);
+  if (filters.before !== undefined) add("AND last_seen <= ?", filters.before);
+  if (filters.actor !== undefined || filters.team !== undefined || filters.agent !== undefined) {
+    const rollup: string[] = [];
+    const values: Param[] = [];
+    // Both given, both apply: the actor must be in the team.
+    if (filters.actor !== undefined) {
+      rollup.push("AND a.actor_id = ?");
+      values.push(filters.actor);
+    }
+    if (filters.team !== undefined) {
+      rollup.push(`AND a.actor_id IN (${filters.team.map(() => "?").join(", ")})`);
+      values.push(...filters.team);
+    }
+    if (filters.agent !== undefined) {
+      rollup.push("AND a.agent_system = ?");
+      values.push(filters.agent);
+    }
+    add(
+      "AND EXISTS (SELECT 1 FROM session_actors AS a " +
+        `WHERE a.org_id = s.org_id AND a.session_id = s.session_id ${rollup.join(" ")})`,
+      ...values,
+    );
+  }
+  if (filters.domain !== undefined) {
+    add(
+      "AND EXISTS (SELECT 1 FROM domain_hits AS d " +
+        "WHERE d.org_id = s.org_id AND d.session_id = s.session_id AND d.domain = ?)",
+      filters.domain,
+    );
+  }
+  const page = ascendingAfter("last_seen", "session_id", after);
+  return {
+    sql: splice(querySql("export_sessions_page"), "/*filters*/", parts.join(" ") + page.sql),
+    params: [orgId, ...params, ...page.params, limit],
+  };
 }
 
 /** Session filters: call filters plus the domain the session must have reached. */
