@@ -9,7 +9,8 @@
  * - headers: a new connection must deliver a whole request head in time;
  * - body: a request with a body must be read and answered in time;
  * - idle: a kept-alive connection must start its next request in time (its
- *   head included).
+ *   head included);
+ * - drain: at shutdown, a connection still answering is cut after a while.
  *
  * Serving one accepted connection uses the runtime's
  * `serveHttpOnConnection`, the function `Deno.serve` itself is built on; it
@@ -29,6 +30,12 @@ export interface ReadDeadlines {
   bodyMs: number;
   /** From an answer to the next request head on a kept-alive connection. */
   idleMs: number;
+  /**
+   * From the start of a shutdown to cutting a connection still answering: a
+   * streamed answer (an export) waits on its client, which may have stopped
+   * reading.
+   */
+  drainMs: number;
 }
 
 /** The deadlines of both listeners: well above any agent's exporter, far below a slot's worth. */
@@ -36,6 +43,7 @@ export const DEFAULT_READ_DEADLINES: ReadDeadlines = {
   headersMs: 10_000,
   bodyMs: 30_000,
   idleMs: 60_000,
+  drainMs: 30_000,
 };
 
 /** Which deadline cut a connection. */
@@ -107,13 +115,20 @@ export function serveWithDeadlines(
       alpnProtocols: ["h2", "http/1.1"],
     })
     : Deno.listen({ hostname: options.hostname, port: options.port });
-  const connections = new Set<{ server: ConnectionServer; idle: () => boolean; cut: () => void }>();
+  const connections = new Set<{
+    server: ConnectionServer;
+    idle: () => boolean;
+    cut: () => void;
+    /** Resolves once the connection has no answer in progress or is cut (at shutdown). */
+    settled: Promise<void>;
+  }>();
   let closing = false;
 
   const serveConnection = (conn: Deno.Conn) => {
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let active = 0;
+    const settled = Promise.withResolvers<void>();
     const cutAfter = (ms: number, phase: DeadlinePhase) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
@@ -136,15 +151,27 @@ export function serveWithDeadlines(
           // The idle clock starts once the answer is sent, so a slow reader is timed as idle.
           info.completed.finally(() => {
             if (--active > 0) return;
-            if (closing) abort.abort();
-            else cutAfter(options.deadlines.idleMs, "idle");
+            if (closing) {
+              abort.abort();
+              settled.resolve();
+            } else {
+              cutAfter(options.deadlines.idleMs, "idle");
+            }
           });
         }
       },
       options.onError,
       () => {},
     );
-    const entry = { server, idle: () => active === 0, cut: () => abort.abort() };
+    const entry = {
+      server,
+      idle: () => active === 0,
+      cut: () => {
+        abort.abort();
+        settled.resolve();
+      },
+      settled: settled.promise,
+    };
     connections.add(entry);
     server.finished.catch(() => {}).finally(() => {
       clearTimeout(timer);
@@ -175,7 +202,16 @@ export function serveWithDeadlines(
       await accepting;
       const open = [...connections];
       for (const connection of open) if (connection.idle()) connection.cut();
-      await Promise.all(open.map((connection) => connection.server.shutdown().catch(() => {})));
+      // A connection still answering is cut when its answer is sent (above), or at the drain
+      // deadline; only then is it shut down (the runtime cannot cut one shutting down).
+      const drain = setTimeout(() => {
+        for (const connection of open) connection.cut();
+      }, options.deadlines.drainMs);
+      await Promise.all(open.map(async (connection) => {
+        await connection.settled;
+        await connection.server.shutdown().catch(() => {});
+      }));
+      clearTimeout(drain);
     },
   };
 }
