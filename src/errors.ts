@@ -25,6 +25,14 @@ export class QueryFailedError extends Error {
   override name = "QueryFailedError";
 }
 
+/**
+ * The server is stopping: an answer still streaming (an export) is cut, and
+ * its client sees a body that did not end.
+ */
+export class ServerStoppingError extends Error {
+  override name = "ServerStoppingError";
+}
+
 /** Why a store refused a write it may take later. */
 export type UnavailableReason = "busy" | "full" | "readOnly" | "io" | "unreachable";
 

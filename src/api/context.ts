@@ -20,6 +20,8 @@ export interface ApiServices {
   actorNames: ActorNames;
   /** What "now" is for answers relative to the request time (the fleet's). */
   clock: Clock;
+  /** Aborted when the server stops: a long answer (an export) ends then, not when its client has read it. */
+  stopping?: AbortSignal;
 }
 
 /** One authenticated request, routed. */
@@ -40,7 +42,8 @@ export type ApiTag =
   | "tool-calls"
   | "insights"
   | "unmapped-events"
-  | "fleet";
+  | "fleet"
+  | "export";
 
 /**
  * A query-API route: what the router matches and runs, and what the OpenAPI
@@ -57,8 +60,10 @@ export interface ApiRoute extends Route<ApiHandler> {
   query?: z.ZodObject;
   /** Each `:name` segment of the pattern, described. */
   pathParams?: Readonly<Record<string, string>>;
-  /** The body of a 200 (`schemas.ts`). */
+  /** The body of a 200 (`schemas.ts`); with `body: "ndjson"`, each line's. */
   response: z.ZodType;
+  /** How a 200 is sent: one JSON document (the default), or NDJSON, one `response` per line. */
+  body?: "json" | "ndjson";
   /**
    * The error codes it answers beyond those of every route behind the key
    * (`unauthenticated`, `keystore_unavailable`, `internal`).

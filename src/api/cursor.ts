@@ -35,7 +35,7 @@ export function cursorBinding(
   secret: Uint8Array,
   orgId: string,
   endpoint: string,
-  filters: Record<string, unknown>,
+  filters: object,
 ): CursorBinding {
   const scope = JSON.stringify([orgId, endpoint, Object.entries(filters).sort()]);
   const mac = (payload: string) =>

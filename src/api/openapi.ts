@@ -10,7 +10,7 @@
  * @module
  */
 import { z } from "zod";
-import { ERROR_STATUS, type ErrorCode } from "../http/responses.ts";
+import { ERROR_STATUS, type ErrorCode, NDJSON_TYPE } from "../http/responses.ts";
 import type { ApiRoute, ApiTag } from "./context.ts";
 import { COMPONENTS, ERROR_BODIES, Health, NotReady, OpenApiDocument, Ready } from "./schemas.ts";
 
@@ -29,6 +29,8 @@ const TAGS: Record<ApiTag, string> = {
   "unmapped-events": "What the organization's agents sent that stored nothing (an extension).",
   "fleet":
     "The organization's actors: when each was last seen, which agents and versions it runs, what of its telemetry the server did not understand (an extension).",
+  "export":
+    "Bulk export (an extension): every tool call or session of a window as NDJSON, oldest first, streamed in constant memory and resumable from any line.",
 };
 
 /** Every route behind the key may answer these. */
@@ -133,7 +135,9 @@ function operationId(pattern: string): string {
 
 function keyedOperation(route: ApiRoute): Json {
   const parameters = [...pathParameters(route), ...queryParameters(route)];
-  const responses: Json = { 200: jsonBody(route.response) };
+  const responses: Json = {
+    200: route.body === "ndjson" ? ndjsonBody(route.response) : jsonBody(route.response),
+  };
   const given = new Set([...route.errors, ...KEYED_ERRORS]);
   const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => given.has(code));
   const statuses = [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort((a, b) => a - b);
@@ -188,6 +192,21 @@ function jsonBody(schema: z.ZodType): Json {
   return {
     description: descriptionOf(schema),
     content: { "application/json": { schema: { $ref: componentRef(schema) } } },
+  };
+}
+
+/**
+ * A stream of JSON lines (NDJSON) whose every line is a component: OpenAPI
+ * 3.1 has no schema for one item of a sequential media type, so the stream
+ * is described as the array of its lines (how OpenAPI 3.2 reads `schema` of
+ * such a type).
+ */
+function ndjsonBody(item: z.ZodType): Json {
+  return {
+    description: `${
+      descriptionOf(item)
+    } One per line (NDJSON: the schema is that of the lines read as an array); no lines when nothing matches.`,
+    content: { [NDJSON_TYPE]: { schema: { type: "array", items: { $ref: componentRef(item) } } } },
   };
 }
 

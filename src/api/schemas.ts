@@ -262,6 +262,41 @@ export const ToolCallPage = page(
   ToolCall,
 );
 
+// --- Export (an extension: README, issue #34) ---
+
+/** A risk flag of one tool call, in an export line. */
+export const CallRiskFlag = component(
+  "CallRiskFlag",
+  "A risk flag raised on the call: its kind and what matched (never a secret).",
+  RiskFlag.pick({ "flag": true, "evidence": true }),
+);
+
+/** An external domain one tool call reached, in an export line. */
+export const CallDomain = component(
+  "CallDomain",
+  "An external domain the call reached (a curl/wget URL, a web fetch, a URL argument of an MCP tool).",
+  ExternalDomain.pick({ "domain": true, "scheme": true }),
+);
+
+/** One line of `GET /v1/export/tool-calls`. */
+export const ExportedToolCall = component(
+  "ExportedToolCall",
+  "Extension: a tool call as `/v1/tool-calls` lists it, with its risk flags and external domains. Arguments and results are not exported (read them with `/v1/tool-calls/{id}`).",
+  ToolCall.extend({
+    "risk_flags": z.array(CallRiskFlag).describe("Its risk flags by kind; `[]` when none."),
+    "external_domains": z.array(CallDomain).describe(
+      "The external domains it reached, by domain and scheme; `[]` when none.",
+    ),
+  }),
+);
+
+/** One line of `GET /v1/export/sessions`. */
+export const ExportedSession = component(
+  "ExportedSession",
+  "Extension: a whole session as `/v1/sessions/{id}` gives it (its counts, times and cost cover all of its calls, whatever the filters).",
+  Session.extend({}),
+);
+
 const facet = (description: string) => z.array(z.string()).max(1000).describe(description);
 
 /** `GET /v1/sessions/facets` (docs/api.md §4.3). */

@@ -22,6 +22,7 @@ import {
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
 import { actorIdsOf, values } from "./sessions.ts";
+import type { CallFilters } from "../store/telemetry_queries.ts";
 
 type Row = Record<string, unknown>;
 
@@ -41,16 +42,15 @@ const outcomeParam = z.string().optional().transform((raw, ctx) => {
   enum: [...OUTCOMES],
 });
 
-const toolCallsQuery = z.object({
-  limit: limitParam,
-  cursor: cursorParam,
+/** The filters of `/v1/tool-calls` (docs/api.md §4.5), which its export takes too. */
+const toolCallFilterParams = {
   after: timeParam("after"),
   before: timeParam("before"),
-  session_id: exactParam.meta({ description: "Only calls in this session." }),
+  "session_id": exactParam.meta({ description: "Only calls in this session." }),
   actor: actorParam,
   team: teamQueryParam,
-  tool_name: exactParam.meta({ description: "Exact tool name." }),
-  tool_type: exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
+  "tool_name": exactParam.meta({ description: "Exact tool name." }),
+  "tool_type": exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
   category: exactParam.meta({
     description:
       "Exact category: `code_exec`, `file_read`, `file_write`, `web_fetch`, `mcp`, `other`.",
@@ -61,16 +61,32 @@ const toolCallsQuery = z.object({
       "Not accepted: any value is 400 `invalid_request`; the success filter is replaced by `outcome`.",
     deprecated: true,
   }),
+};
+
+/** The query of `/v1/tool-calls`' filters; an endpoint that takes them extends it. */
+export const toolCallFilterQuery = z.object(toolCallFilterParams);
+
+const toolCallsQuery = z.object({
+  limit: limitParam,
+  cursor: cursorParam,
+  ...toolCallFilterParams,
 });
 
-const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
+/**
+ * Parses a request's query with `schema` (the list's, or one that extends
+ * its filters): 400 `invalid_request` on a bad value and on `success`.
+ */
+export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallFilterQuery>>>(
+  url: URL,
+  schema: S,
+): { query: z.output<S>; filters: CallFilters } {
   if (url.searchParams.has("success")) {
     throw invalidRequest(
       "invalid parameter: success (the success filter is replaced by outcome: ok, error or rejected)",
     );
   }
-  const query = parseParams(toolCallsQuery, firstValues(url.searchParams));
-  const filters = {
+  const query = parseParams(schema, firstValues(url.searchParams));
+  const filters: CallFilters = {
     after: query.after,
     before: query.before,
     sessionId: query.session_id,
@@ -81,6 +97,11 @@ const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
     category: query.category,
     outcome: query.outcome,
   };
+  return { query, filters };
+}
+
+const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
+  const { query, filters } = parseToolCallQuery(url, toolCallsQuery);
   const cursors = cursorBinding(services.cursorSecret, orgId, "tool-calls", filters);
   const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
   const [rows] = await services.reader.read([

@@ -44,6 +44,9 @@ export function invalidRequest(message: string): ApiError {
   return new ApiError("invalid_request", message);
 }
 
+/** The media type of newline-delimited JSON (one JSON value per line, UTF-8). */
+export const NDJSON_TYPE = "application/x-ndjson";
+
 /** A JSON response. */
 export function jsonResponse(body: unknown, status = 200, headers: HeadersInit = {}): Response {
   return new Response(JSON.stringify(body), {

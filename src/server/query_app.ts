@@ -7,6 +7,7 @@
  * @module
  */
 import type { ApiRoute, ApiServices } from "../api/context.ts";
+import { exportRoutes } from "../api/export.ts";
 import { fleetRoutes } from "../api/fleet.ts";
 import { OPENAPI_PATH, openApiDocument } from "../api/openapi.ts";
 import { pingRoutes } from "../api/ping.ts";
@@ -32,7 +33,7 @@ export interface QueryAppDeps extends ApiServices {
   logError: (error: unknown) => void;
 }
 
-/** Every route of the `/v1/` API behind the key: the built-in ones, then `extra`. */
+/** Every route of the `/v1/` API behind the key: the built-in ones, `extra`, then the exports. */
 export function queryRoutes(extra: readonly ApiRoute[] = []): ApiRoute[] {
   return [
     ...pingRoutes,
@@ -41,6 +42,7 @@ export function queryRoutes(extra: readonly ApiRoute[] = []): ApiRoute[] {
     ...unmappedEventRoutes,
     ...fleetRoutes,
     ...extra,
+    ...exportRoutes,
   ];
 }
 

@@ -7,11 +7,12 @@
 import { ActorNames } from "../api/actor_names.ts";
 import type { ApiRoute } from "../api/context.ts";
 import { isLoopback, type ListenAddress, type ServeConfig } from "../config.ts";
+import { ServerStoppingError } from "../errors.ts";
 import { announce, log, logError, setLogLevel } from "../log.ts";
 import { dataPaths } from "../store/sqlite/data_dir.ts";
 import { openStores } from "../store/open_stores.ts";
 import { type DataDirLock, lockDataDir } from "../store/data_dir_lock.ts";
-import type { KeyVerifier } from "../store/stores.ts";
+import type { KeyVerifier, TelemetryReader } from "../store/stores.ts";
 import { type Analytics, openAnalytics } from "../analytics/mod.ts";
 import { insightRoutes } from "../api/insights.ts";
 import type { RetentionResult } from "../store/stores.ts";
@@ -54,6 +55,8 @@ const RETENTION_EVERY_MS = 3_600_000;
 /** Replacements for tests: e.g. a key store that fails. */
 export interface ServeOverrides {
   keys?: (real: KeyVerifier) => KeyVerifier;
+  /** The query API's reads through a wrapper (e.g. one that counts them). */
+  reader?: (real: TelemetryReader) => TelemetryReader;
   routes?: ApiRoute[];
   /** No listener lines on stdout. */
   quiet?: boolean;
@@ -148,9 +151,11 @@ export async function startServer(
     await analytics.checkReady();
   };
   const routes = [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])];
+  const stopping = new AbortController();
   const queryApp = createQueryApp({
+    stopping: stopping.signal,
     keys,
-    reader,
+    reader: overrides.reader ? overrides.reader(reader) : reader,
     version: VERSION,
     cursorSecret,
     actorNames: new ActorNames(stores.keys),
@@ -210,6 +215,8 @@ export async function startServer(
   };
   const closeAll = async () => {
     stopped = true;
+    // Exports in progress end now: a client that stopped reading must not hold the shutdown.
+    stopping.abort();
     clearTimeout(retentionTimer);
     await Promise.all([
       ...listeners.map((server) => server.shutdown()),
@@ -284,7 +291,9 @@ function listen(
     tls,
     deadlines,
     onError: (error) => {
-      logError(error);
+      // Also what an answer's stream fails with once its head is sent (an export).
+      if (error instanceof ServerStoppingError) log("info", error.message);
+      else logError(error);
       return new Response("internal error", { status: 500 });
     },
     onCut: (phase) => metrics.connectionsCut.inc({ phase }),
