@@ -6,8 +6,9 @@
  * naming every route the router serves and every parameter of the spec and
  * README; and true of real answers: every endpoint's successes and errors
  * (400, 401, 404, 501, 503), over the scenario, recorded runs of the real
- * agents and a GenAI span, match their operation's documented response, and
- * each documented field is seen in one.
+ * agents and a GenAI span, match their operation's documented response (an
+ * NDJSON export as the array of its lines), and each documented field is
+ * seen in one.
  */
 import assert from "node:assert/strict";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -24,6 +25,9 @@ import type { KeyVerifier } from "../src/store/stores.ts";
 type Json = any;
 
 const OPENAPI_PATH = "/v1/openapi.json";
+
+/** The media type of the exports: one JSON value per line. */
+const NDJSON = "application/x-ndjson";
 
 /** The paths answered outside the router, without a key. */
 const OPEN_PATHS = ["/healthz", "/readyz", OPENAPI_PATH];
@@ -209,6 +213,20 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
   "/v1/tool-calls/{id}": ["id"],
   "/v1/unmapped-events": ["actor"],
   "/v1/fleet": ["silent_days"],
+  "/v1/export/tool-calls": [
+    "after",
+    "before",
+    "session_id",
+    "actor",
+    "team",
+    "tool_name",
+    "tool_type",
+    "category",
+    "outcome",
+    "success",
+    "after_id",
+  ],
+  "/v1/export/sessions": ["after", "before", "agent", "actor", "team", "domain", "after_id"],
   "/v1/insights/activity": ["window", "granularity"],
   "/v1/insights/top-tools": ["window", "granularity"],
   "/v1/insights/outliers": ["window", "granularity"],
@@ -255,6 +273,15 @@ Deno.test("the document names every parameter of the spec and README, with its b
     minimum: 1,
     maximum: 3650,
   });
+  const exports = [
+    ["/v1/export/tool-calls", "ExportedToolCall"],
+    ["/v1/export/sessions", "ExportedSession"],
+  ] as const;
+  for (const [path, line] of exports) {
+    assert.deepEqual(document.paths[path].get.responses["200"].content, {
+      [NDJSON]: { schema: { type: "array", items: { $ref: `#/components/schemas/${line}` } } },
+    });
+  }
   for (const path of OPEN_PATHS) assert.deepEqual(document.paths[path].get.security, []);
   assert.deepEqual(document.security, [{ apiKey: [] }]);
 });
@@ -381,6 +408,21 @@ async function conformanceCases(server: TestServer, org: TestOrg): Promise<Case[
       ok("/v1/tool-calls/{id}", `/v1/tool-calls/${encodeURIComponent(c.id)}`)
     ),
     fails("/v1/tool-calls/{id}", "/v1/tool-calls/no-such-call", 404),
+    ok("/v1/export/tool-calls"),
+    ok(
+      "/v1/export/tool-calls",
+      "/v1/export/tool-calls?outcome=REJECTED&before=2999-01-01T00:00:00Z",
+    ),
+    ok("/v1/export/tool-calls", "/v1/export/tool-calls?tool_name=nothing"),
+    ok(
+      "/v1/export/tool-calls",
+      `/v1/export/tool-calls?after=${calls.at(-1).timestamp}&after_id=${calls.at(-1).id}`,
+    ),
+    fails("/v1/export/tool-calls", "/v1/export/tool-calls?after_id=x", 400),
+    fails("/v1/export/tool-calls", "/v1/export/tool-calls?success=true", 400),
+    ok("/v1/export/sessions"),
+    ok("/v1/export/sessions", `/v1/export/sessions?domain=api.github.com&team=${org.actorId}`),
+    fails("/v1/export/sessions", "/v1/export/sessions?before=soon", 400),
     ok("/v1/unmapped-events"),
     ok("/v1/unmapped-events", `/v1/unmapped-events?actor=${org.actorId}`),
     ok("/v1/fleet"),
@@ -446,10 +488,13 @@ engineTest(
       if (response.status !== test.status) {
         return [`GET ${test.url}: ${response.status}, not ${test.status}: ${text}`];
       }
-      const body = JSON.parse(text);
+      const contentType = response.headers.get("content-type");
+      // NDJSON is documented as the array of its lines.
+      const body = contentType === NDJSON
+        ? text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
+        : JSON.parse(text);
       const key = `${test.path} ${response.status}`;
       seen.set(key, fieldsOf(body, "", seen.get(key)));
-      const contentType = response.headers.get("content-type");
       return validator.problems(test.path, response.status, contentType, body)
         .map((problem) => `GET ${test.url} → ${response.status}: ${problem}`);
     };
