@@ -10,6 +10,7 @@ import { adminCommandDefs } from "./admin.ts";
 import { backupCommand, restoreCommand } from "./backup.ts";
 import { checkCommand } from "./check.ts";
 import { detectRescanCommand } from "./detect.ts";
+import { exportCommand } from "./export.ts";
 import { type CommandDef, DATA_FLAG, type FlagDef, JSON_FLAG } from "./flags.ts";
 import { migrateToPostgresCommand } from "./migrate_to_postgres.ts";
 import { serveCommand, serveFlagDefs } from "./serve.ts";
@@ -66,6 +67,7 @@ export const COMMANDS: readonly CommandDef[] = [
   demoCommand,
   ...adminCommandDefs,
   detectRescanCommand,
+  exportCommand,
   checkCommand,
   backupCommand,
   restoreCommand,

@@ -6,7 +6,13 @@
  * @module
  */
 import type { ServeConfig } from "../config.ts";
-import { dataPaths, openDataDir, openKeyStore, openTelemetryWriter } from "./sqlite/data_dir.ts";
+import {
+  dataPaths,
+  migratedTelemetryPath,
+  openDataDir,
+  openKeyStore,
+  openTelemetryWriter,
+} from "./sqlite/data_dir.ts";
 import { checkDataFiles } from "./sqlite/file_checks.ts";
 import { connectPostgres } from "./postgres/client.ts";
 import { PgKeyStore } from "./postgres/keys.ts";
@@ -181,6 +187,55 @@ export async function openRescanner(
     async close() {
       await writer.close();
       await pool.end();
+    },
+  };
+}
+
+/** What `export` reads: the organizations and actors' names, and the telemetry store. */
+export interface ExportStores {
+  keys: KeyStoreApi;
+  /** Null when the data directory holds no telemetry yet. */
+  reader: TelemetryReader | null;
+  close(): Promise<void>;
+}
+
+/**
+ * The stores `export` reads: PostgreSQL when `database` is set, else the
+ * data directory's files (migrated, as the admin commands do), with one
+ * reader under the query time limit of each page.
+ */
+export async function openExportStores(
+  dir: string,
+  database: string | null,
+  options: { timeoutMs: number },
+): Promise<ExportStores> {
+  if (database === null) {
+    const keys = openKeyStore(dir);
+    const path = migratedTelemetryPath(dir);
+    const reader = path === null
+      ? null
+      : new ReaderPool({ path, threads: 1, timeoutMs: options.timeoutMs });
+    await reader?.ready();
+    return {
+      keys,
+      reader,
+      close() {
+        reader?.close();
+        keys.close();
+        return Promise.resolve();
+      },
+    };
+  }
+  const keys = await PgKeyStore.open(database);
+  const pool = connectPostgres(database, { max: 1, applicationName: "agent-telemetry export" });
+  const reader = new PgReader(pool, { timeoutMs: options.timeoutMs, maxConcurrent: 1 });
+  return {
+    keys,
+    reader,
+    async close() {
+      reader.close();
+      await keys.close();
+      await pool.end({ timeout: 5 });
     },
   };
 }

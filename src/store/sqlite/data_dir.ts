@@ -75,6 +75,22 @@ function migrateTelemetry(path: string): void {
 }
 
 /**
+ * The path of `telemetry.db`, migrated, for a command that reads it outside
+ * the server (`export`); null when the directory holds none yet.
+ */
+export function migratedTelemetryPath(dir: string): string | null {
+  const path = dataPaths(dir).telemetry;
+  try {
+    Deno.statSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  openDataFile(path, () => migrateTelemetry(path));
+  return path;
+}
+
+/**
  * A writer on the calling thread, for commands that run outside the server
  * (`detect rescan`); SQLite serializes it with a running server's writer.
  */
