@@ -290,6 +290,7 @@ Deno.test("admin commands refuse a --data that holds no store, with one line nam
       { args: ["actor", "revoke", "--id", "act_x"], data: `${dir}/typo` },
       { args: ["org", "create", "--name", "Acme"], data: `${dir}/other` },
       { args: ["detect", "rescan"], data: `${dir}/typo` },
+      { args: ["export", "--org", "o", "--out", `${dir}/calls.ndjson`], data: `${dir}/empty` },
       { args: ["check"], data: `${dir}/empty` },
     ];
     const runs = await inPairs(cases.map((c) => () => cli([...c.args, "--data", c.data])));
