@@ -161,6 +161,7 @@ const AREA_ORDER = [
   "Lists",
   "Details",
   "Insights",
+  "Export",
   "Mixed",
   "Footprint",
   "Detection",

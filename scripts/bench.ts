@@ -48,7 +48,7 @@
  *
  * Phases: ingest (JSON and protobuf chunks alternating, bodies pre-encoded
  * with the clock stopped), the replica at the end of ingest, lists, details,
- * insights over HTTP, footprint, start-up, a replica build in the server
+ * insights over HTTP, the export of every call over HTTP, footprint, start-up, a replica build in the server
  * (its file deleted), then in-process: replica rebuild, DuckDB vs
  * the store's own insights, detection; last, on a fresh server, metrics
  * ingest (`_bench_metrics.ts`) and the mixed load (`_bench_mixed.ts`), which
@@ -114,7 +114,7 @@ const USAGE = `deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
                 [--database postgres://USER@HOST:PORT/DB] [--concurrency N] [--order time|actor]
                 [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--mixed-seconds S]
                 [--connections N]
-Measures ingest, lists, details, insights, footprint and a mixed load of a real server
+Measures ingest, lists, details, insights, export, footprint and a mixed load of a real server
 (1,000,000 tool calls by default; --quick: 100,000). scripts/bench.ts says what each flag does.`;
 handleHelp(USAGE);
 const args = parseOrExit(USAGE, () =>
@@ -748,6 +748,45 @@ async function detailPhase(server: BenchServer, apiKey: string, store: BenchStor
       );
     }
   }
+}
+
+/**
+ * Every tool call over HTTP as NDJSON (`GET /v1/export/tool-calls`), read
+ * whole by one client that counts its lines: the time to the last byte, the
+ * rate, and the server's peak RSS during it (VmHWM, reset when the phase
+ * began) beside its RSS before, so that memory growing with the export
+ * would show.
+ */
+async function exportPhase(server: BenchServer, apiKey: string, stored: number): Promise<void> {
+  progress(`export of ${int(stored)} tool calls over HTTP`);
+  const rssBefore = await server.rss();
+  const started = performance.now();
+  const response = await fetch(`${server.queryUrl}/v1/export/tool-calls`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  if (response.status !== 200) {
+    throw new Error(`GET /v1/export/tool-calls: ${response.status} ${await response.text()}`);
+  }
+  let firstByteMs = NaN;
+  let size = 0;
+  let lines = 0;
+  for await (const chunk of response.body!) {
+    if (size === 0) firstByteMs = performance.now() - started;
+    size += chunk.length;
+    for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines++;
+  }
+  const tookMs = performance.now() - started;
+  const peak = await server.peakRss();
+  if (lines !== stored) throw new Error(`The export had ${lines} lines for ${stored} tool calls`);
+  report.add(
+    "Export",
+    "GET /v1/export/tool-calls: every tool call as NDJSON over HTTP, one client; server peak RSS during it",
+    `${int((lines / tookMs) * 1000)} calls/s (${int(lines)} calls in ${
+      (tookMs / 1000).toFixed(1)
+    } s, ${bytes(size)}, ${int(size / lines)} B/call, first byte after ${
+      ms(firstByteMs)
+    }); peak RSS ${bytes(peak)} (${bytes(rssBefore)} before)`,
+  );
 }
 
 /**
@@ -1532,6 +1571,9 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       await detailPhase(server, apiKey, store);
       // A reused directory keeps no ingest key: new data comes from the phases' actors.
       await insightHttpPhase(server, apiKey, ingestKeys.length > 0 ? ingestKeys : phaseKeys);
+      await rssPhase(server, "export of every tool call over HTTP");
+      await exportPhase(server, apiKey, await store.toolCalls());
+      await rssPhase(server, null);
       server.assertAlive();
     }
   } finally {
