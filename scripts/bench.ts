@@ -9,7 +9,7 @@
  *                 [--database postgres://USER@HOST:PORT/DB]
  *                 [--concurrency N] [--order time|actor]
  *                 [--sqlite-runs N] [--sqlite-cap S]
- *                 [--mixed] [--metrics] [--mixed-seconds S] [--connections N]
+ *                 [--mixed] [--metrics] [--export] [--mixed-seconds S] [--connections N]
  * ```
  *
  * - `--calls N`: tool calls to ingest (default 1,000,000; in time order the
@@ -40,7 +40,7 @@
  * - `--sqlite-cap S`: seconds one baseline may run before it is stopped and
  *   reported as "> S s" (default 180; longer windows of the same insight are
  *   then skipped).
- * - `--mixed`, `--metrics`: run only these phases (after ingest, or over a
+ * - `--mixed`, `--metrics`, `--export`: run only these phases (after ingest, or over a
  *   `--reuse DIR`); the report goes to `bench-<calls>-<engine>-<phases>.md`.
  *   Without either, every phase runs, these two last.
  * - `--mixed-seconds S`: length of the mixed load (default 60, 10 with
@@ -112,7 +112,7 @@ import {
 
 const USAGE = `deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
                 [--database postgres://USER@HOST:PORT/DB] [--concurrency N] [--order time|actor]
-                [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--mixed-seconds S]
+                [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--export] [--mixed-seconds S]
                 [--connections N]
 Measures ingest, lists, details, insights, export, footprint and a mixed load of a real server
 (1,000,000 tool calls by default; --quick: 100,000). scripts/bench.ts says what each flag does.`;
@@ -132,6 +132,7 @@ const args = parseOrExit(USAGE, () =>
       "sqlite-cap": { type: "string" },
       mixed: { type: "boolean", default: false },
       metrics: { type: "boolean", default: false },
+      export: { type: "boolean", default: false },
       "mixed-seconds": { type: "string" },
       connections: { type: "string", default: "200" },
     },
@@ -154,12 +155,14 @@ if (!Number.isSafeInteger(ingestConcurrency) || ingestConcurrency < 1) {
 }
 const order = args.values.order as "time" | "actor";
 if (order !== "time" && order !== "actor") usage("--order takes time or actor");
-/** With `--mixed` or `--metrics`, only the phases named (after ingest, or over `--reuse`). */
+/** With `--mixed`, `--metrics` or `--export`, only the phases named (after ingest, or over `--reuse`). */
 const onlyPhases = [
   ...(args.values.metrics ? ["metrics"] : []),
   ...(args.values.mixed ? ["mixed"] : []),
+  ...(args.values.export ? ["export"] : []),
 ];
-const runs = (phase: "metrics" | "mixed") => onlyPhases.length === 0 || onlyPhases.includes(phase);
+const runs = (phase: "metrics" | "mixed" | "export") =>
+  onlyPhases.length === 0 || onlyPhases.includes(phase);
 const mixedConnections = Number(args.values.connections);
 if (!Number.isSafeInteger(mixedConnections) || mixedConnections < 1) {
   usage("--connections takes a positive integer");
@@ -1575,6 +1578,10 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       await exportPhase(server, apiKey, await store.toolCalls());
       await rssPhase(server, null);
       server.assertAlive();
+    } else if (runs("export")) {
+      await rssPhase(server, "export of every tool call over HTTP");
+      await exportPhase(server, apiKey, await store.toolCalls());
+      await rssPhase(server, null);
     }
   } finally {
     await store.cpuMs().catch(() => null);
