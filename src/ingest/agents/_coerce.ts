@@ -205,25 +205,6 @@ export function isJsonText(s: string): boolean {
   return t === "true" || t === "false" || t === "null";
 }
 
-/** Byte length of a string in UTF-8, without encoding it. */
-export function utf8Length(s: string): number {
-  let bytes = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        // A surrogate pair: 2 UTF-16 units, 4 bytes.
-        bytes += 2;
-        i++;
-      } else bytes += 2;
-    } else bytes += 2;
-  }
-  return bytes;
-}
-
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }

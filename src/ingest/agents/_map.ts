@@ -4,6 +4,7 @@
  * session fact it describes, reading each field where the spec says.
  */
 
+import { utf8Bytes } from "../limits.ts";
 import type { Attributes, MapResult, OtlpRecord, ToolCallEvent } from "../types.ts";
 import {
   agentSystemOf,
@@ -24,18 +25,7 @@ import {
   wholeMs,
 } from "./_base.ts";
 import { decisionRejects, isMcpName, mcpToolName, type ToolType } from "./_classify.ts";
-import {
-  bool,
-  count,
-  countOf,
-  jsonTextOf,
-  num,
-  numOf,
-  str,
-  strOf,
-  textOf,
-  utf8Length,
-} from "./_coerce.ts";
+import { bool, count, countOf, jsonTextOf, num, numOf, str, strOf, textOf } from "./_coerce.ts";
 import type {
   AgentSpec,
   DecisionSpec,
@@ -124,7 +114,7 @@ function toolCall(agent: AgentSpec, spec: ToolCallSpec, record: OtlpRecord, name
       ? countOf(a, spec.resultSize) ?? null
       : call.result === undefined
       ? null
-      : utf8Length(call.result);
+      : utf8Bytes(call.result);
   }
   call.identity = call.toolCallId !== undefined ? callIdentity(call.toolCallId) : toolIdentity(
     record,
