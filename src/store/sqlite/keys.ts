@@ -87,20 +87,12 @@ export class KeyStore implements KeyStoreApi {
   }
 
   verifyApiKey(key: string): ApiPrincipal | null {
-    const hash = apiKeyHash(key);
-    if (hash === null) return null;
-    const row = this.#statement("find_api_key").get(hash) as
-      | { id: string; org_id: string }
-      | undefined;
+    const row = this.#findLive("find_api_key", apiKeyHash(key));
     return row ? { orgId: row.org_id, keyId: row.id } : null;
   }
 
   verifyIngestKey(key: string): IngestPrincipal | null {
-    const hash = ingestKeyHash(key);
-    if (hash === null) return null;
-    const row = this.#statement("find_ingest_key").get(hash) as
-      | { id: string; org_id: string }
-      | undefined;
+    const row = this.#findLive("find_ingest_key", ingestKeyHash(key));
     return row ? { orgId: row.org_id, actorId: row.id } : null;
   }
 
@@ -164,15 +156,7 @@ export class KeyStore implements KeyStoreApi {
   }
 
   revokeKey(id: string): { id: string; revoked_at: string } {
-    return tx(this.#db, () => {
-      const row = this.#statement("find_api_key_revocation").get(id) as
-        | { revoked_at: number | null }
-        | undefined;
-      if (!row) throw keyNotFound(id);
-      const revokedAt = row.revoked_at ?? Date.now();
-      if (row.revoked_at === null) this.#statement("revoke_api_key").run(revokedAt, id);
-      return revokedKey(id, revokedAt);
-    });
+    return this.#revoke(id, "find_api_key_revocation", "revoke_api_key", keyNotFound);
   }
 
   listKeys(org: string): { keys: ListedKey[] } {
@@ -198,15 +182,7 @@ export class KeyStore implements KeyStoreApi {
 
   /** Revokes an actor's ingest key; revoking twice keeps the first time. */
   revokeActor(id: string): { id: string; revoked_at: string } {
-    return tx(this.#db, () => {
-      const row = this.#statement("find_actor_revocation").get(id) as
-        | { revoked_at: number | null }
-        | undefined;
-      if (!row) throw actorNotFound(id);
-      const revokedAt = row.revoked_at ?? Date.now();
-      if (row.revoked_at === null) this.#statement("revoke_actor").run(revokedAt, id);
-      return revokedKey(id, revokedAt);
-    });
+    return this.#revoke(id, "find_actor_revocation", "revoke_actor", actorNotFound);
   }
 
   cursorSecret(): Uint8Array {
@@ -223,6 +199,31 @@ export class KeyStore implements KeyStoreApi {
       this.#statements.set(name, statement);
     }
     return statement;
+  }
+
+  /** The unrevoked API key or actor of this hash (`find`); none for a null hash. */
+  #findLive(find: string, hash: string | null): { id: string; org_id: string } | undefined {
+    if (hash === null) return undefined;
+    return this.#statement(find).get(hash) as { id: string; org_id: string } | undefined;
+  }
+
+  /**
+   * Revokes the API key or actor `find` reads, with `revoke`; one that does
+   * not exist is refused with `notFound`, and revoking twice keeps the first time.
+   */
+  #revoke(
+    id: string,
+    find: string,
+    revoke: string,
+    notFound: (id: string) => Error,
+  ): { id: string; revoked_at: string } {
+    return tx(this.#db, () => {
+      const row = this.#statement(find).get(id) as { revoked_at: number | null } | undefined;
+      if (!row) throw notFound(id);
+      const revokedAt = row.revoked_at ?? Date.now();
+      if (row.revoked_at === null) this.#statement(revoke).run(revokedAt, id);
+      return revokedKey(id, revokedAt);
+    });
   }
 
   #requireOrg(org: string): void {
