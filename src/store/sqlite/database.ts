@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { namedSql } from "../named_sql.ts";
 import { StoreUnavailableError, type UnavailableReason, UserInputError } from "../../errors.ts";
 
 /** A numbered schema step, applied once, in order. */
@@ -203,4 +204,31 @@ export function sqliteUnavailable(
   if (typeof code === "number") reason = UNAVAILABLE_CODES[code & 0xff];
   reason ??= UNAVAILABLE_TEXTS.find(([pattern]) => pattern.test(message))?.[1];
   return reason === undefined ? null : new StoreUnavailableError(reason, message);
+}
+
+/** Named statements (`named_sql.ts`) on one connection, each prepared on its first use. */
+export class NamedStatements {
+  readonly #db: DatabaseSync;
+  readonly #sql: Readonly<Record<string, string>>;
+  readonly #prepared = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync, sql: Readonly<Record<string, string>>) {
+    this.#db = db;
+    this.#sql = sql;
+  }
+
+  /** The statement `name`, prepared once. */
+  statement(name: string): StatementSync {
+    let statement = this.#prepared.get(name);
+    if (statement === undefined) {
+      statement = this.#db.prepare(namedSql(this.#sql, name));
+      this.#prepared.set(name, statement);
+    }
+    return statement;
+  }
+
+  /** Runs the statement `name` as `mode` (`run`, `get` or `all`) with `params`. */
+  run(name: string, mode: "run" | "get" | "all", ...params: SQLInputValue[]): unknown {
+    return this.statement(name)[mode](...params);
+  }
 }
