@@ -277,23 +277,8 @@ class EventBatch {
         decisionSource = stored.decisionSource ?? undefined;
       }
     }
-    const row: PendingCall = { ...event, decision, decisionSource };
-    if (existing) {
-      // A result after a stored reject, or a log after its span: the new row
-      // wins under the same id, keeping a span's trace ids.
-      if (existing.source === "otlp_traces" && existing.traceId !== null) {
-        row.traceId = existing.traceId;
-        row.spanId = existing.spanId ?? undefined;
-      }
-      store.forgetDetections(id, store.nextSeq());
-      store.deleteToolCall(id);
-      this.#insertToolCall(id, row, event, findings, existing);
-      this.#sessionDelta(event).recount = true;
-      return false;
-    }
-    this.#insertToolCall(id, row, event, findings);
-    this.#addCallToSession(id, row);
-    return true;
+    // A result after a stored reject, or a log after its span, replaces it.
+    return this.#storeCall(id, { ...event, decision, decisionSource }, event, findings, existing);
   }
 
   storeDecision(id: string, event: DecisionEvent, findings?: CallFindings | null): boolean {
@@ -322,21 +307,8 @@ class EventBatch {
       durationMs: null,
       resultSizeBytes: null,
     };
-    if (existing) {
-      // The log's reject wins over the span of the same call, keeping its trace ids.
-      if (existing.traceId !== null) {
-        row.traceId = existing.traceId;
-        row.spanId = existing.spanId ?? undefined;
-      }
-      store.forgetDetections(id, store.nextSeq());
-      store.deleteToolCall(id);
-      this.#insertToolCall(id, row, event, findings, existing);
-      this.#sessionDelta(event).recount = true;
-      return false;
-    }
-    this.#insertToolCall(id, row, event, findings);
-    this.#addCallToSession(id, row);
-    return true;
+    // The log's reject replaces the span of the same call.
+    return this.#storeCall(id, row, event, findings, existing);
   }
 
   storeModelCall(id: string, event: ModelCallEvent): boolean {
@@ -534,6 +506,35 @@ class EventBatch {
    * `findings`: computed ahead from `event`; undefined: detect here.
    * `replaced`: the stored row this one replaces under the same id, if any.
    */
+  /**
+   * Stores `row` as the call `id`: a new call of its session, or the row that
+   * replaces the stored call `replaced` under the same id, keeping a span's
+   * trace ids. True when the call is new.
+   */
+  #storeCall(
+    id: string,
+    row: PendingCall,
+    event: ToolCallEvent | DecisionEvent,
+    findings: CallFindings | null | undefined,
+    replaced: StoredToolCall | undefined,
+  ): boolean {
+    if (replaced === undefined) {
+      this.#insertToolCall(id, row, event, findings);
+      this.#addCallToSession(id, row);
+      return true;
+    }
+    if (replaced.source === "otlp_traces" && replaced.traceId !== null) {
+      row.traceId = replaced.traceId;
+      row.spanId = replaced.spanId ?? undefined;
+    }
+    const store = this.#store;
+    store.forgetDetections(id, store.nextSeq());
+    store.deleteToolCall(id);
+    this.#insertToolCall(id, row, event, findings, replaced);
+    this.#sessionDelta(event).recount = true;
+    return false;
+  }
+
   #insertToolCall(
     id: string,
     row: PendingCall,
