@@ -1,3 +1,5 @@
+import { NamedError } from "../errors.ts";
+
 /**
  * The sources an analytics replica copies telemetry from: `telemetry.db`
  * (SQLite) or a PostgreSQL database (docs/design.md §8). A source reads what changed
@@ -117,6 +119,4 @@ export interface ReplicaSource {
 }
 
 /** The replica is closed (or closing): no more catch-ups or reads. */
-export class ReplicaClosedError extends Error {
-  override name = "ReplicaClosedError";
-}
+export class ReplicaClosedError extends NamedError {}

@@ -17,9 +17,7 @@ export const INGEST_KEY_PREFIX = "wb_ingest_";
 const SECRET_BYTES = 32;
 
 /** A request the key store refuses: unknown organization, member or key. */
-export class KeyStoreInputError extends UserInputError {
-  override name = "KeyStoreInputError";
-}
+export class KeyStoreInputError extends UserInputError {}
 
 /** Who an API key speaks for. */
 export interface ApiPrincipal {

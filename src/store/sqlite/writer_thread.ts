@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { NamedError } from "../../errors.ts";
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
@@ -28,8 +29,7 @@ type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => vo
 type Body<R> = R extends unknown ? Omit<R, "id"> : never;
 
 /** A failure inside the writer thread, with SQLite's error code when it had one. */
-export class WriterError extends Error {
-  override name = "WriterError";
+export class WriterError extends NamedError {
   constructor(message: string, readonly errcode?: number) {
     super(message);
   }
