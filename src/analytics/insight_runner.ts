@@ -26,6 +26,7 @@ import {
   insightStatements,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
+import { REPLICA_TABLES } from "./replica_source.ts";
 import {
   routedToSqlite,
   sqliteInsightAnswer,
@@ -89,14 +90,13 @@ const INGEST_GAP_MS = 50;
  */
 export const EDGE_HORIZON_MS = 3_600_000;
 
-/** The replica tables an insight's SQL reads (they all have `org_id` and `ts`). */
-const REPLICA_TABLES = ["tool_calls", "model_calls", "risk_flags", "domain_hits", "metric_points"];
-
+/** The replica tables an insight's SQL reads. */
 function tablesRead(sql: Readonly<Record<string, string>>): string[] {
+  const replicated: readonly string[] = REPLICA_TABLES;
   const tables = new Set<string>();
   for (const text of Object.values(sql)) {
     for (const [, table] of text.matchAll(/\b(?:FROM|JOIN)\s+(\w+)/gi)) {
-      if (REPLICA_TABLES.includes(table!)) tables.add(table!);
+      if (replicated.includes(table!)) tables.add(table!);
     }
   }
   return [...tables];

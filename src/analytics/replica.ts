@@ -32,6 +32,7 @@ import { ReadPool, type ReplicaRow, type ReplicaStatement } from "./read_pool.ts
 import {
   BUILDING_ROWS,
   NO_PROGRESS,
+  REPLICA_TABLES,
   type ReplicaBatch,
   ReplicaClosedError,
   type ReplicaProgress,
@@ -80,15 +81,6 @@ const SORT_TABLE = namedSql(parseNamedSql(sortSql), "sort_table");
  * lists (`store/table_columns.ts`), plus `real` (never null).
  */
 type ColumnKind = StoreColumnKind | "real";
-
-/** The replicated tables, in the order their merges run. */
-const REPLICA_TABLES: readonly ReplicaTable[] = [
-  "tool_calls",
-  "model_calls",
-  "risk_flags",
-  "domain_hits",
-  "metric_points",
-];
 
 /**
  * The replica's columns by table, by name and in column order: the one list

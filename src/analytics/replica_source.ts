@@ -51,13 +51,20 @@ export interface ReplicaProgress {
 /** The progress of an empty replica. */
 export const NO_PROGRESS: ReplicaProgress = { seq: 0, mark: null };
 
-/** Replicated tables, in the order a chunk lists them. */
-export type ReplicaTable =
-  | "tool_calls"
-  | "model_calls"
-  | "risk_flags"
-  | "domain_hits"
-  | "metric_points";
+/**
+ * The replicated tables (they all have `org_id` and `ts`), in the order a
+ * chunk lists them and their merges run.
+ */
+export const REPLICA_TABLES = [
+  "tool_calls",
+  "model_calls",
+  "risk_flags",
+  "domain_hits",
+  "metric_points",
+] as const;
+
+/** A replicated table. */
+export type ReplicaTable = typeof REPLICA_TABLES[number];
 
 /** A source row: its values in the column order of the replica table (tombstones: seq, tbl, row_key). */
 export type SourceRow = readonly unknown[];
