@@ -143,24 +143,28 @@ const PRODUCTIVITY_RATIOS: Fields = {
  */
 const RISK_ON_SQLITE = { windows: ["7d", "30d"] } as const;
 
+/**
+ * One of the spec's insights: its statements (`sql/insights/<name>.sql`),
+ * SQLite's own and the windows SQLite answers where `sqlite` says, and no
+ * actor or team filters.
+ */
+function specInsight(
+  name: InsightName,
+  sql: string,
+  fields: Pick<InsightDefinition, "summary" | "series" | "breakdown">,
+  sqlite: InsightDefinition["sqlite"] = { windows: [] },
+): InsightDefinition {
+  return { name, spec: true, sql: parseNamedSql(sql), sqlite, actorFilters: false, ...fields };
+}
+
 /** The registry: every insight served, the spec's six in the spec's order, then the extensions. */
 export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
-  "activity": {
-    name: "activity",
-    spec: true,
-    sql: parseNamedSql(activitySql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  "activity": specInsight("activity", activitySql, {
     summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
     series: { "bucket": "time", "calls": "int", "errors": "int" },
     breakdown: null,
-  },
-  "top-tools": {
-    name: "top-tools",
-    spec: true,
-    sql: parseNamedSql(topToolsSql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  }),
+  "top-tools": specInsight("top-tools", topToolsSql, {
     summary: { "total_calls": "int", "unique_tools": "int" },
     series: null,
     breakdown: {
@@ -170,13 +174,8 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "errors": "int",
       "avg_duration_ms": "number?",
     },
-  },
-  "outliers": {
-    name: "outliers",
-    spec: true,
-    sql: parseNamedSql(outliersSql),
-    sqlite: { sql: parseNamedSql(sqliteOutliersSql), windows: [] },
-    actorFilters: false,
+  }),
+  "outliers": specInsight("outliers", outliersSql, {
     summary: { "p95_call_count": "number", "outlier_count": "int", "session_count": "int" },
     series: null,
     breakdown: {
@@ -188,13 +187,8 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "model": "string",
       "error_count": "int",
     },
-  },
-  "cost": {
-    name: "cost",
-    spec: true,
-    sql: parseNamedSql(costSql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  }, { sql: parseNamedSql(sqliteOutliersSql), windows: [] }),
+  "cost": specInsight("cost", costSql, {
     summary: {
       "input_tokens": "int",
       "output_tokens": "int",
@@ -218,27 +212,17 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "cost_usd": "usd",
       "call_count": "int",
     },
-  },
-  "risk": {
-    name: "risk",
-    spec: true,
-    sql: parseNamedSql(riskSql),
-    sqlite: RISK_ON_SQLITE,
-    actorFilters: false,
+  }),
+  "risk": specInsight("risk", riskSql, {
     summary: { "total_flags": "int", "sessions_flagged": "int", "distinct_flag_kinds": "int" },
     series: { "bucket": "time", "flag": "string", "flags": "int" },
     breakdown: { "flag": "string", "flags": "int", "sessions": "int", "tools": "int" },
-  },
-  "domains": {
-    name: "domains",
-    spec: true,
-    sql: parseNamedSql(domainsSql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  }, RISK_ON_SQLITE),
+  "domains": specInsight("domains", domainsSql, {
     summary: { "total_hits": "int", "unique_domains": "int", "sessions": "int" },
     series: { "bucket": "time", "hits": "int", "unique_domains": "int" },
     breakdown: { "domain": "string", "scheme": "string", "hits": "int", "sessions": "int" },
-  },
+  }),
   "productivity": {
     name: "productivity",
     spec: false,
