@@ -18,12 +18,9 @@ import {
   type AnyInsightName,
   DUCKDB_INSIGHT_SQL,
   type InsightBody,
-  insightBody,
   type InsightFilters,
   type InsightName,
-  INSIGHTS,
-  type InsightStatement,
-  insightStatements,
+  insightQuery,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 import { REPLICA_TABLES } from "./replica_source.ts";
@@ -310,14 +307,8 @@ async function readInsight(
   filters: InsightFilters,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
   const edgeTables = edges?.tables ?? [];
-  const definition = INSIGHTS[name];
-  const statements = insightStatements(
-    definition,
-    DUCKDB_INSIGHT_SQL[name],
-    orgId,
-    window,
-    filters,
-  );
+  const query = insightQuery(name, DUCKDB_INSIGHT_SQL[name], orgId, window, filters);
+  const statements = query.statements;
   const edgeParams = {
     org: orgId,
     start: BigInt(window.start),
@@ -331,9 +322,7 @@ async function readInsight(
       params: edgeParams,
     })),
   ], deadline);
-  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
-  statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
-  const body = insightBody(definition, window, rows);
+  const body = query.body(results);
   if (edgeTables.length === 0) return { body, edges: null };
   const read: WindowEdges = { lo: null, hi: null };
   for (const [row] of results.slice(statements.length)) {

@@ -305,6 +305,33 @@ export function insightStatements(
   });
 }
 
+/** One insight's statements for one request, and the body their rows make. */
+export interface InsightQuery {
+  statements: InsightStatement[];
+  /** The body from the rows each statement read, in the order of {@link statements}. */
+  body(results: readonly (readonly ReplicaRow[] | undefined)[]): InsightBody;
+}
+
+/** The insight `name` for one organization, window and filters, over the engine's `sql`. */
+export function insightQuery(
+  name: AnyInsightName,
+  sql: Readonly<Record<string, string>>,
+  orgId: string,
+  window: InsightWindow,
+  filters: InsightFilters = {},
+): InsightQuery {
+  const definition = INSIGHTS[name];
+  const statements = insightStatements(definition, sql, orgId, window, filters);
+  return {
+    statements,
+    body(results) {
+      const rows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>> = {};
+      statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
+      return insightBody(definition, window, rows);
+    },
+  };
+}
+
 /** Builds the envelope from the rows of each section (as {@link insightStatements} lists them). */
 export function insightBody(
   definition: InsightDefinition,
