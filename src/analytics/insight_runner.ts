@@ -99,17 +99,22 @@ function tablesRead(sql: Readonly<Record<string, string>>): string[] {
   return [...tables];
 }
 
+/** One insight asked for: which, of which organization, over which window, narrowed how. */
+export interface InsightRequest {
+  name: AnyInsightName;
+  orgId: string;
+  window: InsightWindow;
+  filters?: InsightFilters;
+}
+
 /** Runs one insight on the replica, uncached (the benchmark measures this one). */
 export async function runInsight(
   reader: InsightReader,
-  name: AnyInsightName,
-  orgId: string,
-  window: InsightWindow,
+  request: InsightRequest,
   deadline: number,
-  filters: InsightFilters = {},
 ): Promise<InsightBody> {
   await reader.caughtUp(deadline);
-  return (await readInsight(reader, name, orgId, window, deadline, null, filters)).body;
+  return (await readInsight(reader, request, deadline, null)).body;
 }
 
 /** The SQLite store's reader threads, for insights routed there. */
@@ -160,13 +165,8 @@ export class CachedInsights {
     return { hits: this.#hits, misses: this.#misses, bytes: this.#cache.bytes };
   }
 
-  async answer(
-    name: AnyInsightName,
-    orgId: string,
-    window: InsightWindow,
-    deadline: number,
-    filters: InsightFilters = {},
-  ): Promise<InsightBody> {
+  async answer(request: InsightRequest, deadline: number): Promise<InsightBody> {
+    const { name, orgId, window, filters = {} } = request;
     if (this.#store !== null && name !== "productivity" && routedToSqlite(name, window, filters)) {
       return this.#answerFromStore(this.#store, name, orgId, window);
     }
@@ -228,7 +228,7 @@ export class CachedInsights {
     this.#misses++;
     const tables = tablesRead(DUCKDB_INSIGHT_SQL[name]);
     const edges = { tables, horizonMs: this.#edgeHorizonMs };
-    const work = readInsight(this.#reader, name, orgId, window, deadline, edges, filters);
+    const work = readInsight(this.#reader, request, deadline, edges);
     this.#pending.set(key, work);
     try {
       const { body, edges } = await work;
@@ -299,12 +299,9 @@ interface EdgeReads {
  */
 async function readInsight(
   reader: InsightReader,
-  name: AnyInsightName,
-  orgId: string,
-  window: InsightWindow,
+  { name, orgId, window, filters }: InsightRequest,
   deadline: number,
   edges: EdgeReads | null,
-  filters: InsightFilters,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
   const edgeTables = edges?.tables ?? [];
   const query = insightQuery(name, DUCKDB_INSIGHT_SQL[name], orgId, window, filters);
