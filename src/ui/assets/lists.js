@@ -1,6 +1,6 @@
 // Sessions and tool-call lists: every filter of the spec, pickers fed by the facets, the filters
 // in the URL (shareable, back button), and "Load more" on next_cursor.
-import { api } from "./api.js";
+import { api, refusedKey } from "./api.js";
 import {
   count,
   decisionText,
@@ -89,9 +89,7 @@ async function listView({ params }, spec) {
       cursor = page.next_cursor;
       error.replaceChildren();
     } catch (e) {
-      if (e.status === 401) {
-        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: e }));
-      }
+      refusedKey(e);
       error.replaceChildren(errorBox(e));
     } finally {
       more.disabled = false;

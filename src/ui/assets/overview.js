@@ -1,5 +1,5 @@
 // Overview: the organization at a glance over a window. Every number links to the list behind it.
-import { api, ApiError } from "./api.js";
+import { api, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
 import {
   count,
@@ -142,11 +142,7 @@ export async function overviewView({ params }) {
       for (const c of slots[name].classList) node.classList.add(c);
       slots[name].replaceWith(node);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) {
-        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: error }));
-        return;
-      }
-      slots[name].append(errorBox(error));
+      if (!refusedKey(error)) slots[name].append(errorBox(error));
     }
   };
   fill("topTools", (body) => topToolsPanel(body, filters));

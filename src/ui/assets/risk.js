@@ -1,7 +1,7 @@
 // Risk: flags by kind over a window, and a drill-down to the calls that raised one kind. The API
 // serves individual flags inside session details only, so the drill-down reads the window's
 // sessions newest first, a batch at a time.
-import { api, apiEach } from "./api.js";
+import { api, apiEach, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
 import { count, errorBox, h, panel, route, select, table, tableRow, when } from "./dom.js";
 import { overviewState } from "./overview.js";
@@ -211,9 +211,7 @@ function drillDown(flag, window) {
       cursor = page.next_cursor;
       done = !cursor;
     } catch (e) {
-      if (e.status === 401) {
-        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: e }));
-      }
+      refusedKey(e);
       error.replaceChildren(errorBox(e));
     } finally {
       more.disabled = false;
