@@ -6,6 +6,7 @@ import {
   decisionText,
   duration,
   errorBox,
+  filtersForm,
   h,
   input,
   outcomeBadge,
@@ -38,25 +39,20 @@ async function listView({ params }, spec) {
   const query = { ...filters, team: filters.team.split(",").filter(Boolean), limit: 50 };
   const [facets, first] = await Promise.all([api(spec.facetsPath), api(spec.path, query)]);
 
-  const form = h(
-    "form",
-    {
-      class: "filters",
-      "aria-label": `${spec.title} filters`,
-      onsubmit: (event) => {
-        event.preventDefault();
-        const data = new FormData(form);
-        const next = {};
-        for (const name of spec.filters) {
-          const value = String(data.get(name) ?? "").trim();
-          next[name] = name === "after" || name === "before"
-            ? fromLocalInput(value)
-            : name === "team"
-            ? value.split(",").map((t) => t.trim()).filter(Boolean)
-            : value;
-        }
-        location.hash = route(spec.view, next);
-      },
+  const form = filtersForm(
+    `${spec.title} filters`,
+    spec.view,
+    (data) => {
+      const next = {};
+      for (const name of spec.filters) {
+        const value = String(data.get(name) ?? "").trim();
+        next[name] = name === "after" || name === "before"
+          ? fromLocalInput(value)
+          : name === "team"
+          ? value.split(",").map((t) => t.trim()).filter(Boolean)
+          : value;
+      }
+      return next;
     },
     spec.fields(filters, facets),
     knownActors(first.data),
