@@ -48,49 +48,42 @@ export function isStructured(value: AttributeValue | undefined): boolean {
   return typeof value === "object" && value !== null;
 }
 
-/** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
-export function strOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+/** The first value `read` gives of the attributes of `keys`, tried in order. */
+function firstOf<T>(
+  attributes: Attributes,
+  keys: readonly string[],
+  read: (value: AttributeValue | undefined) => T | undefined,
+): T | undefined {
   for (let i = 0; i < keys.length; i++) {
-    const value = str(attributes[keys[i] as string]);
+    const value = read(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;
+}
+
+/** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
+export function strOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+  return firstOf(attributes, keys, str);
 }
 
 /** The first of `keys` whose attribute is a count (see {@link count}). */
 export function countOf(attributes: Attributes, keys: readonly string[]): number | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = count(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, count);
 }
 
 /** The first of `keys` whose attribute is a number (see {@link num}). */
 export function numOf(attributes: Attributes, keys: readonly string[]): number | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = num(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, num);
 }
 
 /** The first of `keys` whose attribute gives JSON text (see {@link jsonText}). */
 export function jsonTextOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = jsonText(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, jsonText);
 }
 
 /** The first of `keys` whose attribute gives result text (see {@link text}). */
 export function textOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = text(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, text);
 }
 
 /**
