@@ -102,27 +102,13 @@ class MetricsDecoder extends OtlpWireReader {
   private readonly decoded: DecodedMetrics = { points: [], unsupported: [] };
 
   request(): DecodedMetrics {
-    const end = this.reader.len;
-    while (this.reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) this.resourceMetrics(this.messageEnd());
-      else this.skipField(key, EXPORT_REQUEST);
-    }
-    this.expectEnd(end);
+    this.exportRequest(EXPORT_REQUEST, this.resourceMetrics);
     return this.decoded;
   }
 
   /** `ResourceMetrics`: resource (1), scope_metrics (2). */
   private resourceMetrics(end: number): void {
-    // Filled in place, so points read before a late `resource` field still share it.
-    const resource: Attributes = {};
-    while (this.reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
-      else if (key === SECOND_LEN) this.scopeMetrics(this.messageEnd(), resource);
-      else this.skipField(key, RESOURCE_METRICS);
-    }
-    this.expectEnd(end);
+    this.resourceEntry(end, RESOURCE_METRICS, this.scopeMetrics);
   }
 
   /** `ScopeMetrics`: scope (1), metrics (2). */
