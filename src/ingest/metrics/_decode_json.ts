@@ -17,11 +17,9 @@ import {
   type DecodedMetrics,
   type MetricKind,
   noteUnsupported,
+  recordsNoValue,
   temporalityOf,
 } from "./_point.ts";
-
-/** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
-const NO_RECORDED_VALUE = 1;
 
 /** The data member of a `Metric` object and what it is, in both JSON spellings. */
 const DATA_MEMBERS:
@@ -110,7 +108,7 @@ function metricInto(
         timeUnixNano: timeOf(field(point, "timeUnixNano", "time_unix_nano")),
         value: histogram ? (sum == null ? null : doubleOf(sum, "sum")) : numberValue(point),
         count: histogram ? (count == null ? 0 : intOf(count, "count")) : null,
-        noRecordedValue: typeof flags === "number" && (flags & NO_RECORDED_VALUE) !== 0,
+        noRecordedValue: typeof flags === "number" && recordsNoValue(flags),
         index: decoded.points.length,
       };
       decoded.points.push(decodedPoint);

@@ -15,11 +15,9 @@ import {
   type DecodedMetrics,
   type MetricKind,
   noteUnsupported,
+  recordsNoValue,
   temporalityOf,
 } from "./_point.ts";
-
-/** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
-const NO_RECORDED_VALUE = 1;
 
 const METRIC_UNIT = tag(3, LEN);
 const METRIC_GAUGE = tag(5, LEN);
@@ -237,7 +235,7 @@ class MetricsDecoder extends OtlpWireReader {
           point.value = integerOf(this.reader.sfixed64());
           break;
         case NUMBER_FLAGS:
-          point.noRecordedValue = (this.reader.uint32() & NO_RECORDED_VALUE) !== 0;
+          point.noRecordedValue = recordsNoValue(this.reader.uint32());
           break;
         default:
           this.skipField(key, NUMBER_DATA_POINT);
@@ -269,7 +267,7 @@ class MetricsDecoder extends OtlpWireReader {
           point.value = this.reader.double();
           break;
         case HISTOGRAM_FLAGS:
-          point.noRecordedValue = (this.reader.uint32() & NO_RECORDED_VALUE) !== 0;
+          point.noRecordedValue = recordsNoValue(this.reader.uint32());
           break;
         default:
           this.skipField(key, HISTOGRAM_DATA_POINT);

@@ -55,6 +55,14 @@ export interface DecodedMetrics {
   unsupported: UnsupportedMetric[];
 }
 
+/** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
+const NO_RECORDED_VALUE = 1;
+
+/** Whether a point's `flags` have `FLAG_NO_RECORDED_VALUE`: the series went stale. */
+export function recordsNoValue(flags: number): boolean {
+  return (flags & NO_RECORDED_VALUE) !== 0;
+}
+
 /**
  * OTLP's `AggregationTemporality` number (or JSON enum name) as a
  * {@link Temporality}; a value OTLP does not define reads as `unspecified`.
