@@ -13,10 +13,12 @@ import {
 import {
   type DecodedMetricPoint,
   type DecodedMetrics,
+  type MetricDataKind,
   type MetricKind,
   noteUnsupported,
   recordsNoValue,
   temporalityOf,
+  type UnsupportedMetric,
 } from "./_point.ts";
 
 const METRIC_UNIT = tag(3, LEN);
@@ -56,7 +58,7 @@ const METRIC = messageSchema("Metric", {
   11: LEN,
   12: LEN,
 });
-const DATA: Record<MetricKind | "exponential_histogram" | "summary", MessageSchema> = {
+const DATA: Record<MetricDataKind, MessageSchema> = {
   gauge: messageSchema("Gauge", { 1: LEN }),
   sum: messageSchema("Sum", { 1: LEN, 2: VARINT, 3: VARINT }),
   histogram: messageSchema("Histogram", { 1: LEN, 2: VARINT }),
@@ -131,7 +133,8 @@ class MetricsDecoder extends OtlpWireReader {
     const first = points.length;
     let name = "";
     let unit = "";
-    const unsupported: { kind: "exponential_histogram" | "summary"; points: number }[] = [];
+    // The metric's name may come after its data.
+    const unsupported: Omit<UnsupportedMetric, "metric">[] = [];
     while (this.reader.pos < end) {
       const key = this.nextTag();
       switch (key) {

@@ -49,6 +49,9 @@ export interface UnsupportedMetric {
   points: number;
 }
 
+/** Every data member a `Metric` may hold: the kinds read and those only counted. */
+export type MetricDataKind = MetricKind | UnsupportedMetric["kind"];
+
 /** One decoded `ExportMetricsServiceRequest`. */
 export interface DecodedMetrics {
   points: DecodedMetricPoint[];
