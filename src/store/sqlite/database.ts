@@ -6,17 +6,9 @@
  * @module
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { latestVersion, type Migration, pendingMigrations } from "../migration.ts";
 import { namedSql } from "../named_sql.ts";
 import { StoreUnavailableError, type UnavailableReason, UserInputError } from "../../errors.ts";
-
-/** A numbered schema step, applied once, in order. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-  /** A migration that rebuilds a table's indexes: the table, and the rate it goes at (measured). */
-  rebuilds?: { table: string; rowsPerSecond: number };
-}
 
 /** What a migration about to take a while says first: its name, the rows it rebuilds, its time. */
 export interface MigrationNotice {
@@ -122,7 +114,7 @@ export function requireMigrated(db: DatabaseSync, migrations: readonly Migration
   const current = Number(
     (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
   );
-  const latest = Math.max(...migrations.map((m) => m.version));
+  const latest = latestVersion(migrations);
   if (current < latest) {
     throw new UserInputError(
       `Read-only data file is not at the current schema: "${path}" (version ${current}, needs ${latest}); start once without --readonly`,
@@ -143,8 +135,7 @@ export function migrate(
   const current = Number(
     (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
   );
-  const pending = migrations.filter((m) => m.version > current)
-    .sort((a, b) => a.version - b.version);
+  const pending = pendingMigrations(migrations, current);
   const last = pending.at(-1);
   if (!last) return current;
   for (const migration of pending) {
