@@ -133,6 +133,9 @@ const PRODUCTIVITY_RATIOS: Fields = {
   "cost_per_commit": "usd?",
 };
 
+/** The tokens cost counts in its summary, series and breakdown alike. */
+const TOKENS: Fields = { "input_tokens": "int", "output_tokens": "int" };
+
 /**
  * Risk over 7 and 30 days is answered from SQLite on the embedded store: it
  * reads only its window's flags from `risk_flags_by_time` (migration 8), 7d in
@@ -190,25 +193,18 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
   }, { sql: parseNamedSql(sqliteOutliersSql), windows: [] }),
   "cost": specInsight("cost", costSql, {
     summary: {
-      "input_tokens": "int",
-      "output_tokens": "int",
+      ...TOKENS,
       "cache_read_tokens": "int",
       "cache_creation_tokens": "int",
       "cost_usd": "usd",
       "cost_available": "bool",
       "call_count": "int",
     },
-    series: {
-      "bucket": "time",
-      "input_tokens": "int",
-      "output_tokens": "int",
-      "cost_usd": "usd",
-    },
+    series: { "bucket": "time", ...TOKENS, "cost_usd": "usd" },
     breakdown: {
       "provider_name": "string",
       "model": "string",
-      "input_tokens": "int",
-      "output_tokens": "int",
+      ...TOKENS,
       "cost_usd": "usd",
       "call_count": "int",
     },
