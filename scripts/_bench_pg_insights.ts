@@ -54,7 +54,7 @@ export async function runPostgresInsight(
   window: InsightWindow,
   timeoutMs: number,
 ): Promise<InsightBody> {
-  const query = insightQuery(name, POSTGRES_INSIGHT_SQL[name], orgId, window);
+  const query = insightQuery({ name, orgId, window }, POSTGRES_INSIGHT_SQL[name]);
   const statements = query.statements;
   let results: ReplicaRow[][];
   try {

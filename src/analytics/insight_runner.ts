@@ -15,12 +15,11 @@
  */
 import { InsightCache, type WindowEdges, windowEdgesSql } from "./insight_cache.ts";
 import {
-  type AnyInsightName,
   DUCKDB_INSIGHT_SQL,
   type InsightBody,
-  type InsightFilters,
   type InsightName,
   insightQuery,
+  type InsightRequest,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 import { REPLICA_TABLES } from "./replica_source.ts";
@@ -97,14 +96,6 @@ function tablesRead(sql: Readonly<Record<string, string>>): string[] {
     }
   }
   return [...tables];
-}
-
-/** One insight asked for: which, of which organization, over which window, narrowed how. */
-export interface InsightRequest {
-  name: AnyInsightName;
-  orgId: string;
-  window: InsightWindow;
-  filters?: InsightFilters;
 }
 
 /** Runs one insight on the replica, uncached (the benchmark measures this one). */
@@ -299,12 +290,13 @@ interface EdgeReads {
  */
 async function readInsight(
   reader: InsightReader,
-  { name, orgId, window, filters }: InsightRequest,
+  request: InsightRequest,
   deadline: number,
   edges: EdgeReads | null,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
+  const { name, orgId, window } = request;
   const edgeTables = edges?.tables ?? [];
-  const query = insightQuery(name, DUCKDB_INSIGHT_SQL[name], orgId, window, filters);
+  const query = insightQuery(request, DUCKDB_INSIGHT_SQL[name]);
   const statements = query.statements;
   const edgeParams = {
     org: orgId,

@@ -265,7 +265,7 @@ export interface InsightStatement {
 }
 
 /** The statements of one insight for one organization and window, in section order. */
-export function insightStatements(
+function insightStatements(
   definition: InsightDefinition,
   sql: Readonly<Record<string, string>>,
   orgId: string,
@@ -308,13 +308,18 @@ export interface InsightQuery {
   body(results: readonly (readonly ReplicaRow[] | undefined)[]): InsightBody;
 }
 
-/** The insight `name` for one organization, window and filters, over the engine's `sql`. */
+/** One insight asked for: which, of which organization, over which window, narrowed how. */
+export interface InsightRequest {
+  name: AnyInsightName;
+  orgId: string;
+  window: InsightWindow;
+  filters?: InsightFilters;
+}
+
+/** The insight a request asks for, over the engine's statements `sql`. */
 export function insightQuery(
-  name: AnyInsightName,
+  { name, orgId, window, filters = {} }: InsightRequest,
   sql: Readonly<Record<string, string>>,
-  orgId: string,
-  window: InsightWindow,
-  filters: InsightFilters = {},
 ): InsightQuery {
   const definition = INSIGHTS[name];
   const statements = insightStatements(definition, sql, orgId, window, filters);
@@ -329,7 +334,7 @@ export function insightQuery(
 }
 
 /** Builds the envelope from the rows of each section (as {@link insightStatements} lists them). */
-export function insightBody(
+function insightBody(
   definition: InsightDefinition,
   window: InsightWindow,
   sectionRows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>>,

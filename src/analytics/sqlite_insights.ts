@@ -45,7 +45,7 @@ export function runSqliteInsight(
   orgId: string,
   window: InsightWindow,
 ): InsightBody {
-  const query = insightQuery(name, SQLITE_INSIGHT_SQL[name], orgId, window);
+  const query = insightQuery({ name, orgId, window }, SQLITE_INSIGHT_SQL[name]);
   return query.body(
     query.statements.map((statement) =>
       db.prepare(statement.sql).all(
@@ -103,7 +103,7 @@ export function sqliteInsightBatch(
   table: string,
   horizonMs: number,
 ): ReadStatement[] {
-  const { statements } = insightQuery(name, SQLITE_INSIGHT_SQL[name], orgId, window);
+  const { statements } = insightQuery({ name, orgId, window }, SQLITE_INSIGHT_SQL[name]);
   const edges = positional(windowEdgesSql(table), {
     org: orgId,
     start: window.start,
@@ -123,7 +123,7 @@ export function sqliteInsightAnswer(
   window: InsightWindow,
   results: readonly unknown[][],
 ): { body: InsightBody; seq: number; edges: { lo: number | null; hi: number | null } } {
-  const query = insightQuery(name, SQLITE_INSIGHT_SQL[name], "", window);
+  const query = insightQuery({ name, orgId: "", window }, SQLITE_INSIGHT_SQL[name]);
   const edge = results[query.statements.length + 1]?.[0] as
     | { lo?: number; hi?: number }
     | undefined;
