@@ -159,8 +159,8 @@ export function ingestEvents(
   ids: readonly string[] = eventRowIds(sender, events),
   findings?: readonly (CallFindings | null)[],
 ): IngestSummary {
-  const summary = emptyIngestSummary();
-  const batch = new EventBatch(store, sender, options.redactSecrets, summary);
+  const batch = new EventBatch(store, sender, options.redactSecrets);
+  const summary = batch.summary;
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!;
     const id = ids[i]!;
@@ -231,14 +231,13 @@ class EventBatch {
   readonly #decisions = new Map<string, StoredDecision>();
   /** Session providers this batch read or set, by session. */
   readonly #providers = new Map<string, string>();
-  /** Where the batch adds the cost, errors and flags it stores. */
-  readonly #summary: IngestSummary;
+  /** What the batch stored: calls, cost, errors and flags. */
+  readonly summary: IngestSummary = emptyIngestSummary();
 
-  constructor(store: IngestStore, sender: Sender, redact: boolean, summary: IngestSummary) {
+  constructor(store: IngestStore, sender: Sender, redact: boolean) {
     this.#store = store;
     this.#sender = sender;
     this.#redact = redact;
-    this.#summary = summary;
   }
 
   /**
@@ -323,7 +322,7 @@ class EventBatch {
       if (storedCost === null && event.costUsd !== null) {
         store.fillModelCallCost(id, event.costUsd, store.nextSeq());
         delta.cost += event.costUsd;
-        this.#summary.costUsd += event.costUsd;
+        this.summary.costUsd += event.costUsd;
       }
       return false;
     }
@@ -353,7 +352,7 @@ class EventBatch {
     if (!inserted) return false;
     if (event.costUsd !== null) {
       delta.cost += event.costUsd;
-      this.#summary.costUsd += event.costUsd;
+      this.summary.costUsd += event.costUsd;
     }
     return true;
   }
@@ -614,7 +613,7 @@ class EventBatch {
     flags: readonly { flag: FlagKind }[],
     replaced?: StoredToolCall,
   ): void {
-    const summary = this.#summary;
+    const summary = this.summary;
     if (row.outcome === "error" && replaced?.outcome !== "error") summary.toolCallErrors++;
     const fromSpan = (source: string) => source === "otlp_traces";
     if (replaced !== undefined && !(fromSpan(replaced.source) && !fromSpan(row.source))) return;
