@@ -13,15 +13,9 @@ import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";
 import { exportFindings } from "../call_detection.ts";
 import { eventRowIds } from "../row_ids.ts";
-import type {
-  IngestSummary,
-  RetentionOptions,
-  RetentionResult,
-  Sender,
-  TelemetryWriterApi,
-} from "../stores.ts";
+import type { IngestSummary, RetentionResult, Sender, TelemetryWriterApi } from "../stores.ts";
 import type { PreparedEvents } from "./telemetry_writer.ts";
-import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
+import type { WriterOpenOptions, WriterRequest, WriterResponse } from "./writer_worker.ts";
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 
@@ -61,10 +55,7 @@ export class WriterThread implements TelemetryWriterApi {
   }
 
   /** Starts the thread and opens the (already migrated) store in it. */
-  static async open(
-    path: string,
-    options: { redactSecrets: boolean; retention: RetentionOptions },
-  ): Promise<WriterThread> {
+  static async open(path: string, options: WriterOpenOptions): Promise<WriterThread> {
     const thread = new WriterThread();
     thread.#path = path;
     thread.#redactSecrets = options.redactSecrets;
