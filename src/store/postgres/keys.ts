@@ -10,17 +10,11 @@ import keysSql from "../../../sql/postgres/keys.sql" with { type: "text" };
 import {
   actorNotFound,
   apiKeyHash,
-  type ApiPrincipal,
   ingestKeyHash,
-  type IngestPrincipal,
   keyNotFound,
-  type ListedActor,
   listedActor,
-  type ListedKey,
   listedKey,
-  type ListedMember,
   listedMember,
-  type ListedOrg,
   listedOrg,
   memberExists,
   memberNotFound,
@@ -35,7 +29,15 @@ import {
   type StoredRow,
 } from "../key_material.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import type { KeyStoreApi } from "../stores.ts";
+import type {
+  ApiPrincipal,
+  IngestPrincipal,
+  KeyStoreApi,
+  ListedActor,
+  ListedKey,
+  ListedMember,
+  ListedOrg,
+} from "../stores.ts";
 import {
   connectPostgres,
   numberPlaceholders,

@@ -13,17 +13,11 @@ import { migrate, NamedStatements, openDatabase, requireMigrated, tx } from "./d
 import {
   actorNotFound,
   apiKeyHash,
-  type ApiPrincipal,
   ingestKeyHash,
-  type IngestPrincipal,
   keyNotFound,
-  type ListedActor,
   listedActor,
-  type ListedKey,
   listedKey,
-  type ListedMember,
   listedMember,
-  type ListedOrg,
   listedOrg,
   memberExists,
   memberNotFound,
@@ -36,19 +30,17 @@ import {
   type StoredKey,
   type StoredRow,
 } from "../key_material.ts";
-import type { KeyStoreApi } from "../stores.ts";
+import type {
+  ApiPrincipal,
+  IngestPrincipal,
+  KeyStoreApi,
+  ListedActor,
+  ListedKey,
+  ListedMember,
+  ListedOrg,
+} from "../stores.ts";
 
-export {
-  API_KEY_PREFIX,
-  type ApiPrincipal,
-  INGEST_KEY_PREFIX,
-  type IngestPrincipal,
-  KeyStoreInputError,
-  type ListedActor,
-  type ListedKey,
-  type ListedMember,
-  type ListedOrg,
-} from "../key_material.ts";
+export { KeyStoreInputError } from "../key_material.ts";
 
 const SQL = parseNamedSql(keysSql);
 
