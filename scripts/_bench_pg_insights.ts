@@ -10,11 +10,9 @@
  */
 import {
   type InsightBody,
-  insightBody,
   type InsightName,
-  INSIGHTS,
+  insightQuery,
   type InsightStatement,
-  insightStatements,
 } from "../src/analytics/insights.ts";
 import type { InsightWindow } from "../src/analytics/mod.ts";
 import type { ReplicaRow } from "../src/analytics/replica.ts";
@@ -56,8 +54,8 @@ export async function runPostgresInsight(
   window: InsightWindow,
   timeoutMs: number,
 ): Promise<InsightBody> {
-  const definition = INSIGHTS[name];
-  const statements = insightStatements(definition, POSTGRES_INSIGHT_SQL[name], orgId, window);
+  const query = insightQuery({ name, orgId, window }, POSTGRES_INSIGHT_SQL[name]);
+  const statements = query.statements;
   let results: ReplicaRow[][];
   try {
     results = await sql.begin(
@@ -79,9 +77,7 @@ export async function runPostgresInsight(
     }
     throw error;
   }
-  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
-  statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
-  return insightBody(definition, window, rows);
+  return query.body(results);
 }
 
 /** `$name` parameters as `$1, $2, …` (one number per name) and their values in that order. */

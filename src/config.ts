@@ -12,9 +12,7 @@ import { UserInputError } from "./errors.ts";
 import type { LogLevel } from "./log.ts";
 
 /** A configuration problem: one clear line, exit code 2. */
-export class ConfigError extends UserInputError {
-  override name = "ConfigError";
-}
+export class ConfigError extends UserInputError {}
 
 // Validators say only what they expected; `resolveServeConfig` adds what was
 // invalid, the value and where it came from (flag or environment variable).

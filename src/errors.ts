@@ -1,29 +1,34 @@
 /**
- * The base of every error a person fixes by changing the input: the CLI prints
- * its message as one line and exits with code 2.
+ * The errors every layer shares: {@link NamedError}, the base of the
+ * service's own; {@link UserInputError}, the base of every error a person
+ * fixes by changing the input (the CLI prints its message as one line and
+ * exits with code 2); and the neutral refusals the engines raise.
  *
  * @module
  */
 
-/** A refusal caused by the input (flags, configuration, ids), not by a fault. */
-export class UserInputError extends Error {
-  override name = "UserInputError";
+/**
+ * The base of the service's own errors: `name` is the class's name, as logs
+ * and the CLI print it (`StoreUnavailableError: …`).
+ */
+export class NamedError extends Error {
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
 }
+
+/** A refusal caused by the input (flags, configuration, ids), not by a fault. */
+export class UserInputError extends NamedError {}
 
 /** A batch of reads ran past the query time limit and was stopped (either engine). */
-export class QueryTimeoutError extends Error {
-  override name = "QueryTimeoutError";
-}
+export class QueryTimeoutError extends NamedError {}
 
 /** Too many read batches are waiting: the caller should retry later. */
-export class QueryQueueFullError extends Error {
-  override name = "QueryQueueFullError";
-}
+export class QueryQueueFullError extends NamedError {}
 
 /** A batch of reads failed inside the engine. */
-export class QueryFailedError extends Error {
-  override name = "QueryFailedError";
-}
+export class QueryFailedError extends NamedError {}
 
 /**
  * The server is stopping: an answer still streaming (an export) is cut, and
@@ -60,8 +65,7 @@ const RETRY_AFTER_SECONDS: Record<UnavailableReason, number> = {
  * error codes, so that the listeners answer `503` with `Retry-After` without
  * knowing the engine (STYLE.md, "Layers").
  */
-export class StoreUnavailableError extends Error {
-  override name = "StoreUnavailableError";
+export class StoreUnavailableError extends NamedError {
   /** Seconds to send as `Retry-After`. */
   readonly retryAfterSeconds: number;
   /** The engine's own error text, for logs and `/readyz` (never sent to exporters). */
@@ -84,9 +88,7 @@ export class StoreUnavailableError extends Error {
  * first build, a rebuild after damage, or a catch-up over a large backlog).
  * The same request succeeds once the build ends.
  */
-export class ReplicaBuildingError extends Error {
-  override name = "ReplicaBuildingError";
-}
+export class ReplicaBuildingError extends NamedError {}
 
 /**
  * The analytics replica cannot write what it must copy (no disk space, a
@@ -95,6 +97,4 @@ export class ReplicaBuildingError extends Error {
  * catches the replica up. The message is the replica's own words (for logs
  * and `/readyz`), never sent to API clients.
  */
-export class ReplicaUnwritableError extends Error {
-  override name = "ReplicaUnwritableError";
-}
+export class ReplicaUnwritableError extends NamedError {}

@@ -15,17 +15,14 @@
  */
 import { InsightCache, type WindowEdges, windowEdgesSql } from "./insight_cache.ts";
 import {
-  type AnyInsightName,
   DUCKDB_INSIGHT_SQL,
   type InsightBody,
-  insightBody,
-  type InsightFilters,
   type InsightName,
-  INSIGHTS,
-  type InsightStatement,
-  insightStatements,
+  insightQuery,
+  type InsightRequest,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
+import { REPLICA_TABLES } from "./replica_source.ts";
 import {
   routedToSqlite,
   sqliteInsightAnswer,
@@ -89,14 +86,13 @@ const INGEST_GAP_MS = 50;
  */
 export const EDGE_HORIZON_MS = 3_600_000;
 
-/** The replica tables an insight's SQL reads (they all have `org_id` and `ts`). */
-const REPLICA_TABLES = ["tool_calls", "model_calls", "risk_flags", "domain_hits", "metric_points"];
-
+/** The replica tables an insight's SQL reads. */
 function tablesRead(sql: Readonly<Record<string, string>>): string[] {
+  const replicated: readonly string[] = REPLICA_TABLES;
   const tables = new Set<string>();
   for (const text of Object.values(sql)) {
     for (const [, table] of text.matchAll(/\b(?:FROM|JOIN)\s+(\w+)/gi)) {
-      if (REPLICA_TABLES.includes(table!)) tables.add(table!);
+      if (replicated.includes(table!)) tables.add(table!);
     }
   }
   return [...tables];
@@ -105,14 +101,11 @@ function tablesRead(sql: Readonly<Record<string, string>>): string[] {
 /** Runs one insight on the replica, uncached (the benchmark measures this one). */
 export async function runInsight(
   reader: InsightReader,
-  name: AnyInsightName,
-  orgId: string,
-  window: InsightWindow,
+  request: InsightRequest,
   deadline: number,
-  filters: InsightFilters = {},
 ): Promise<InsightBody> {
   await reader.caughtUp(deadline);
-  return (await readInsight(reader, name, orgId, window, deadline, null, filters)).body;
+  return (await readInsight(reader, request, deadline, null)).body;
 }
 
 /** The SQLite store's reader threads, for insights routed there. */
@@ -163,13 +156,8 @@ export class CachedInsights {
     return { hits: this.#hits, misses: this.#misses, bytes: this.#cache.bytes };
   }
 
-  async answer(
-    name: AnyInsightName,
-    orgId: string,
-    window: InsightWindow,
-    deadline: number,
-    filters: InsightFilters = {},
-  ): Promise<InsightBody> {
+  async answer(request: InsightRequest, deadline: number): Promise<InsightBody> {
+    const { name, orgId, window, filters = {} } = request;
     if (this.#store !== null && name !== "productivity" && routedToSqlite(name, window, filters)) {
       return this.#answerFromStore(this.#store, name, orgId, window);
     }
@@ -231,7 +219,7 @@ export class CachedInsights {
     this.#misses++;
     const tables = tablesRead(DUCKDB_INSIGHT_SQL[name]);
     const edges = { tables, horizonMs: this.#edgeHorizonMs };
-    const work = readInsight(this.#reader, name, orgId, window, deadline, edges, filters);
+    const work = readInsight(this.#reader, request, deadline, edges);
     this.#pending.set(key, work);
     try {
       const { body, edges } = await work;
@@ -302,22 +290,14 @@ interface EdgeReads {
  */
 async function readInsight(
   reader: InsightReader,
-  name: AnyInsightName,
-  orgId: string,
-  window: InsightWindow,
+  request: InsightRequest,
   deadline: number,
   edges: EdgeReads | null,
-  filters: InsightFilters,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
+  const { name, orgId, window } = request;
   const edgeTables = edges?.tables ?? [];
-  const definition = INSIGHTS[name];
-  const statements = insightStatements(
-    definition,
-    DUCKDB_INSIGHT_SQL[name],
-    orgId,
-    window,
-    filters,
-  );
+  const query = insightQuery(request, DUCKDB_INSIGHT_SQL[name]);
+  const statements = query.statements;
   const edgeParams = {
     org: orgId,
     start: BigInt(window.start),
@@ -331,9 +311,7 @@ async function readInsight(
       params: edgeParams,
     })),
   ], deadline);
-  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
-  statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
-  const body = insightBody(definition, window, rows);
+  const body = query.body(results);
   if (edgeTables.length === 0) return { body, edges: null };
   const read: WindowEdges = { lo: null, hi: null };
   for (const [row] of results.slice(statements.length)) {

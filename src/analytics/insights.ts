@@ -133,6 +133,9 @@ const PRODUCTIVITY_RATIOS: Fields = {
   "cost_per_commit": "usd?",
 };
 
+/** The tokens cost counts in its summary, series and breakdown alike. */
+const TOKENS: Fields = { "input_tokens": "int", "output_tokens": "int" };
+
 /**
  * Risk over 7 and 30 days is answered from SQLite on the embedded store: it
  * reads only its window's flags from `risk_flags_by_time` (migration 8), 7d in
@@ -143,24 +146,28 @@ const PRODUCTIVITY_RATIOS: Fields = {
  */
 const RISK_ON_SQLITE = { windows: ["7d", "30d"] } as const;
 
+/**
+ * One of the spec's insights: its statements (`sql/insights/<name>.sql`),
+ * SQLite's own and the windows SQLite answers where `sqlite` says, and no
+ * actor or team filters.
+ */
+function specInsight(
+  name: InsightName,
+  sql: string,
+  fields: Pick<InsightDefinition, "summary" | "series" | "breakdown">,
+  sqlite: InsightDefinition["sqlite"] = { windows: [] },
+): InsightDefinition {
+  return { name, spec: true, sql: parseNamedSql(sql), sqlite, actorFilters: false, ...fields };
+}
+
 /** The registry: every insight served, the spec's six in the spec's order, then the extensions. */
 export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
-  "activity": {
-    name: "activity",
-    spec: true,
-    sql: parseNamedSql(activitySql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  "activity": specInsight("activity", activitySql, {
     summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
     series: { "bucket": "time", "calls": "int", "errors": "int" },
     breakdown: null,
-  },
-  "top-tools": {
-    name: "top-tools",
-    spec: true,
-    sql: parseNamedSql(topToolsSql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  }),
+  "top-tools": specInsight("top-tools", topToolsSql, {
     summary: { "total_calls": "int", "unique_tools": "int" },
     series: null,
     breakdown: {
@@ -170,13 +177,8 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "errors": "int",
       "avg_duration_ms": "number?",
     },
-  },
-  "outliers": {
-    name: "outliers",
-    spec: true,
-    sql: parseNamedSql(outliersSql),
-    sqlite: { sql: parseNamedSql(sqliteOutliersSql), windows: [] },
-    actorFilters: false,
+  }),
+  "outliers": specInsight("outliers", outliersSql, {
     summary: { "p95_call_count": "number", "outlier_count": "int", "session_count": "int" },
     series: null,
     breakdown: {
@@ -188,57 +190,35 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "model": "string",
       "error_count": "int",
     },
-  },
-  "cost": {
-    name: "cost",
-    spec: true,
-    sql: parseNamedSql(costSql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  }, { sql: parseNamedSql(sqliteOutliersSql), windows: [] }),
+  "cost": specInsight("cost", costSql, {
     summary: {
-      "input_tokens": "int",
-      "output_tokens": "int",
+      ...TOKENS,
       "cache_read_tokens": "int",
       "cache_creation_tokens": "int",
       "cost_usd": "usd",
       "cost_available": "bool",
       "call_count": "int",
     },
-    series: {
-      "bucket": "time",
-      "input_tokens": "int",
-      "output_tokens": "int",
-      "cost_usd": "usd",
-    },
+    series: { "bucket": "time", ...TOKENS, "cost_usd": "usd" },
     breakdown: {
       "provider_name": "string",
       "model": "string",
-      "input_tokens": "int",
-      "output_tokens": "int",
+      ...TOKENS,
       "cost_usd": "usd",
       "call_count": "int",
     },
-  },
-  "risk": {
-    name: "risk",
-    spec: true,
-    sql: parseNamedSql(riskSql),
-    sqlite: RISK_ON_SQLITE,
-    actorFilters: false,
+  }),
+  "risk": specInsight("risk", riskSql, {
     summary: { "total_flags": "int", "sessions_flagged": "int", "distinct_flag_kinds": "int" },
     series: { "bucket": "time", "flag": "string", "flags": "int" },
     breakdown: { "flag": "string", "flags": "int", "sessions": "int", "tools": "int" },
-  },
-  "domains": {
-    name: "domains",
-    spec: true,
-    sql: parseNamedSql(domainsSql),
-    sqlite: { windows: [] },
-    actorFilters: false,
+  }, RISK_ON_SQLITE),
+  "domains": specInsight("domains", domainsSql, {
     summary: { "total_hits": "int", "unique_domains": "int", "sessions": "int" },
     series: { "bucket": "time", "hits": "int", "unique_domains": "int" },
     breakdown: { "domain": "string", "scheme": "string", "hits": "int", "sessions": "int" },
-  },
+  }),
   "productivity": {
     name: "productivity",
     spec: false,
@@ -285,7 +265,7 @@ export interface InsightStatement {
 }
 
 /** The statements of one insight for one organization and window, in section order. */
-export function insightStatements(
+function insightStatements(
   definition: InsightDefinition,
   sql: Readonly<Record<string, string>>,
   orgId: string,
@@ -321,8 +301,40 @@ export function insightStatements(
   });
 }
 
+/** One insight's statements for one request, and the body their rows make. */
+export interface InsightQuery {
+  statements: InsightStatement[];
+  /** The body from the rows each statement read, in the order of {@link statements}. */
+  body(results: readonly (readonly ReplicaRow[] | undefined)[]): InsightBody;
+}
+
+/** One insight asked for: which, of which organization, over which window, narrowed how. */
+export interface InsightRequest {
+  name: AnyInsightName;
+  orgId: string;
+  window: InsightWindow;
+  filters?: InsightFilters;
+}
+
+/** The insight a request asks for, over the engine's statements `sql`. */
+export function insightQuery(
+  { name, orgId, window, filters = {} }: InsightRequest,
+  sql: Readonly<Record<string, string>>,
+): InsightQuery {
+  const definition = INSIGHTS[name];
+  const statements = insightStatements(definition, sql, orgId, window, filters);
+  return {
+    statements,
+    body(results) {
+      const rows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>> = {};
+      statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
+      return insightBody(definition, window, rows);
+    },
+  };
+}
+
 /** Builds the envelope from the rows of each section (as {@link insightStatements} lists them). */
-export function insightBody(
+function insightBody(
   definition: InsightDefinition,
   window: InsightWindow,
   sectionRows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>>,

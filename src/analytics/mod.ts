@@ -242,9 +242,9 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     catchUp,
     ready,
     insight: (name, orgId, window, filters) =>
-      runInsight(reader, name, orgId, window, Date.now() + options.timeoutMs, filters),
+      runInsight(reader, { name, orgId, window, filters }, Date.now() + options.timeoutMs),
     cachedInsight: (name, orgId, window, filters) =>
-      cached.answer(name, orgId, window, Date.now() + options.timeoutMs, filters),
+      cached.answer({ name, orgId, window, filters }, Date.now() + options.timeoutMs),
     get lastSeq() {
       return replica.lastSeq;
     },

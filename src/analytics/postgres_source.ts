@@ -18,24 +18,16 @@ import {
   BUILDING_ROWS,
   CHUNK_ROWS,
   GROUP_ROWS,
+  REPLICA_TABLES,
   type ReplicaBatch,
   type ReplicaProgress,
   type ReplicaSource,
-  type ReplicaTable,
   type ReplicaTarget,
   type SourceRow,
 } from "./replica_source.ts";
 
 const statements = parseNamedSql(replicaSql);
 const sqlOf = (name: string) => namedSql(statements, name);
-
-const TABLES: readonly ReplicaTable[] = [
-  "tool_calls",
-  "model_calls",
-  "risk_flags",
-  "domain_hits",
-  "metric_points",
-];
 
 /** The tables a catch-up copies rows from, largest first: counting stops at BUILDING_ROWS. */
 const COUNTED: readonly string[] = [
@@ -254,10 +246,10 @@ async function copyRows(run: Run, from: Key, to: Key, batch: ReplicaBatch): Prom
   }
   const rangeParams = [run.since, from.txid, from.seq, hi.txid, hi.seq];
   const chunk = await Promise.all(
-    TABLES.map((table) => values(run, `${table}_range`, rangeParams)),
+    REPLICA_TABLES.map((table) => values(run, `${table}_range`, rangeParams)),
   );
-  deriveLineColumns(chunk[TABLES.indexOf("tool_calls")]!);
-  for (const [i, table] of TABLES.entries()) await batch.append(table, chunk[i]!);
+  deriveLineColumns(chunk[REPLICA_TABLES.indexOf("tool_calls")]!);
+  for (const [i, table] of REPLICA_TABLES.entries()) await batch.append(table, chunk[i]!);
   return hi === to ? null : hi;
 }
 

@@ -26,12 +26,22 @@ import { log } from "../log.ts";
 import { MEMORY_BUDGET } from "../memory_budget.ts";
 import { QueryTimeoutError, ReplicaBuildingError, ReplicaUnwritableError } from "../errors.ts";
 import { namedSql, parseNamedSql } from "../store/named_sql.ts";
-import type { ColumnKind as StoreColumnKind } from "../store/table_columns.ts";
+import {
+  type ColumnKind as StoreColumnKind,
+  type ColumnSpec,
+  DOMAIN_HITS,
+  METRIC_POINTS,
+  MODEL_CALLS,
+  RISK_FLAGS,
+  type TableColumns,
+  TOOL_CALLS,
+} from "../store/table_columns.ts";
 import { PostgresReplicaSource } from "./postgres_source.ts";
 import { ReadPool, type ReplicaRow, type ReplicaStatement } from "./read_pool.ts";
 import {
   BUILDING_ROWS,
   NO_PROGRESS,
+  REPLICA_TABLES,
   type ReplicaBatch,
   ReplicaClosedError,
   type ReplicaProgress,
@@ -81,97 +91,107 @@ const SORT_TABLE = namedSql(parseNamedSql(sortSql), "sort_table");
  */
 type ColumnKind = StoreColumnKind | "real";
 
-/** The replicated tables, in the order their merges run. */
-const REPLICA_TABLES: readonly ReplicaTable[] = [
-  "tool_calls",
-  "model_calls",
-  "risk_flags",
-  "domain_hits",
-  "metric_points",
-];
+/**
+ * The replica's copy of a store table: the columns `names`, in the replica's
+ * order, each of the kind the store's column list gives it unless `kinds`
+ * gives another (a column the store does not have, or one never null here).
+ */
+function copiedColumns<S extends ColumnSpec>(
+  store: TableColumns<S>,
+  names: readonly string[],
+  kinds: Readonly<Record<string, ColumnKind>> = {},
+): Readonly<Record<string, ColumnKind>> {
+  return Object.fromEntries(names.map((name) => {
+    const kind = kinds[name] ?? store.kinds[store.names.indexOf(name)];
+    if (kind === undefined) throw new Error(`Replica column "${store.table}.${name}" has no kind`);
+    return [name, kind];
+  }));
+}
 
 /**
  * The replica's columns by table, by name and in column order: the one list
  * that the DuckDB schema (`sql/duckdb/replica_schema.sql`: names, order,
  * `NOT NULL` exactly where a kind has no `?`), both sources' range reads
  * (`sql/sqlite/replica_source.sql`, `sql/postgres/replica_source.sql`: the
- * same names in the same order) and the appender follow.
- * `tests/replica_columns_test.ts` holds the SQL to it.
+ * same names in the same order) and the appender follow. Their kinds are the
+ * store's (`store/table_columns.ts`). `tests/replica_columns_test.ts` holds
+ * the SQL to it.
  */
-export const REPLICA_COLUMNS = {
-  "tool_calls": {
-    id: "text",
-    "org_id": "text",
-    "session_id": "text",
-    ts: "int",
-    "tool_name": "text",
-    "tool_type": "text",
-    outcome: "text",
-    "duration_ms": "int?",
-    "agent_system": "text",
-    model: "text?",
-    seq: "int",
-    "actor_id": "text",
-    "lines_added": "int?",
-    "lines_removed": "int?",
-  },
-  "model_calls": {
-    id: "text",
-    "org_id": "text",
-    "session_id": "text",
-    ts: "int",
-    "provider_name": "text",
-    model: "text",
-    "input_tokens": "int",
-    "output_tokens": "int",
-    "cache_read_tokens": "int",
-    "cache_creation_tokens": "int",
-    "cost_usd": "real?",
-    seq: "int",
-    "actor_id": "text",
-    "agent_system": "text",
-  },
-  "risk_flags": {
-    "call_id": "text",
-    flag: "text",
-    "org_id": "text",
-    "session_id": "text",
-    ts: "int",
-    "tool_name": "text",
-    seq: "int",
-  },
-  "domain_hits": {
-    "call_id": "text",
-    domain: "text",
-    scheme: "text",
-    "org_id": "text",
-    "session_id": "text",
-    ts: "int",
-    seq: "int",
-  },
-  "metric_points": {
-    id: "text",
-    "org_id": "text",
-    "actor_id": "text",
-    agent: "text",
-    "agent_system": "text",
-    "session_id": "text",
-    measure: "text",
-    type: "text",
-    model: "text",
-    tool: "text",
-    decision: "text",
-    language: "text",
-    temporality: "text",
-    monotonic: "int",
-    "series_id": "text",
-    "start_time_ns": "int64?",
-    "time_ns": "int64",
-    ts: "int",
-    value: "real",
-    seq: "int",
-  },
-} as const satisfies Record<ReplicaTable, Readonly<Record<string, ColumnKind>>>;
+export const REPLICA_COLUMNS: Readonly<Record<ReplicaTable, Readonly<Record<string, ColumnKind>>>> =
+  {
+    "tool_calls": copiedColumns(TOOL_CALLS, [
+      "id",
+      "org_id",
+      "session_id",
+      "ts",
+      "tool_name",
+      "tool_type",
+      "outcome",
+      "duration_ms",
+      "agent_system",
+      "model",
+      "seq",
+      "actor_id",
+      "lines_added",
+      "lines_removed",
+    ], { "lines_added": "int?", "lines_removed": "int?" }),
+    "model_calls": copiedColumns(MODEL_CALLS, [
+      "id",
+      "org_id",
+      "session_id",
+      "ts",
+      "provider_name",
+      "model",
+      "input_tokens",
+      "output_tokens",
+      "cache_read_tokens",
+      "cache_creation_tokens",
+      "cost_usd",
+      "seq",
+      "actor_id",
+      "agent_system",
+    ]),
+    "risk_flags": copiedColumns(RISK_FLAGS, [
+      "call_id",
+      "flag",
+      "org_id",
+      "session_id",
+      "ts",
+      "tool_name",
+      "seq",
+    ]),
+    "domain_hits": copiedColumns(DOMAIN_HITS, [
+      "call_id",
+      "domain",
+      "scheme",
+      "org_id",
+      "session_id",
+      "ts",
+      "seq",
+    ]),
+    "metric_points": copiedColumns(METRIC_POINTS, [
+      "id",
+      "org_id",
+      "actor_id",
+      "agent",
+      "agent_system",
+      "session_id",
+      "measure",
+      "type",
+      "model",
+      "tool",
+      "decision",
+      "language",
+      "temporality",
+      "monotonic",
+      "series_id",
+      "start_time_ns",
+      "time_ns",
+      "ts",
+      "value",
+      "seq",
+    ], { value: "real" }),
+  };
 
 /** Column kinds in column order (the appender's). */
 const COLUMNS = Object.fromEntries(

@@ -1,3 +1,5 @@
+import { NamedError } from "../errors.ts";
+
 /**
  * The sources an analytics replica copies telemetry from: `telemetry.db`
  * (SQLite) or a PostgreSQL database (docs/design.md §8). A source reads what changed
@@ -49,13 +51,20 @@ export interface ReplicaProgress {
 /** The progress of an empty replica. */
 export const NO_PROGRESS: ReplicaProgress = { seq: 0, mark: null };
 
-/** Replicated tables, in the order a chunk lists them. */
-export type ReplicaTable =
-  | "tool_calls"
-  | "model_calls"
-  | "risk_flags"
-  | "domain_hits"
-  | "metric_points";
+/**
+ * The replicated tables (they all have `org_id` and `ts`), in the order a
+ * chunk lists them and their merges run.
+ */
+export const REPLICA_TABLES = [
+  "tool_calls",
+  "model_calls",
+  "risk_flags",
+  "domain_hits",
+  "metric_points",
+] as const;
+
+/** A replicated table. */
+export type ReplicaTable = typeof REPLICA_TABLES[number];
 
 /** A source row: its values in the column order of the replica table (tombstones: seq, tbl, row_key). */
 export type SourceRow = readonly unknown[];
@@ -117,6 +126,4 @@ export interface ReplicaSource {
 }
 
 /** The replica is closed (or closing): no more catch-ups or reads. */
-export class ReplicaClosedError extends Error {
-  override name = "ReplicaClosedError";
-}
+export class ReplicaClosedError extends NamedError {}

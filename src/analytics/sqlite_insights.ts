@@ -20,12 +20,10 @@ import {
   type AnyInsightName,
   INSIGHT_NAMES,
   type InsightBody,
-  insightBody,
   type InsightFilters,
   type InsightName,
+  insightQuery,
   INSIGHTS,
-  type InsightStatement,
-  insightStatements,
 } from "./insights.ts";
 import type { ReplicaRow } from "./replica.ts";
 import type { InsightWindow, WindowName } from "./window.ts";
@@ -47,14 +45,14 @@ export function runSqliteInsight(
   orgId: string,
   window: InsightWindow,
 ): InsightBody {
-  const definition = INSIGHTS[name];
-  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
-  for (const statement of insightStatements(definition, SQLITE_INSIGHT_SQL[name], orgId, window)) {
-    rows[statement.section] = db.prepare(statement.sql).all(
-      statement.params as Record<string, SQLInputValue>,
-    ) as ReplicaRow[];
-  }
-  return insightBody(definition, window, rows);
+  const query = insightQuery({ name, orgId, window }, SQLITE_INSIGHT_SQL[name]);
+  return query.body(
+    query.statements.map((statement) =>
+      db.prepare(statement.sql).all(
+        statement.params as Record<string, SQLInputValue>,
+      ) as ReplicaRow[]
+    ),
+  );
 }
 
 /**
@@ -105,7 +103,7 @@ export function sqliteInsightBatch(
   table: string,
   horizonMs: number,
 ): ReadStatement[] {
-  const statements = insightStatements(INSIGHTS[name], SQLITE_INSIGHT_SQL[name], orgId, window);
+  const { statements } = insightQuery({ name, orgId, window }, SQLITE_INSIGHT_SQL[name]);
   const edges = positional(windowEdgesSql(table), {
     org: orgId,
     start: window.start,
@@ -125,13 +123,12 @@ export function sqliteInsightAnswer(
   window: InsightWindow,
   results: readonly unknown[][],
 ): { body: InsightBody; seq: number; edges: { lo: number | null; hi: number | null } } {
-  const definition = INSIGHTS[name];
-  const statements = insightStatements(definition, SQLITE_INSIGHT_SQL[name], "", window);
-  const rows: Partial<Record<InsightStatement["section"], ReplicaRow[]>> = {};
-  statements.forEach((statement, i) => rows[statement.section] = results[i + 1] as ReplicaRow[]);
-  const edge = results[statements.length + 1]?.[0] as { lo?: number; hi?: number } | undefined;
+  const query = insightQuery({ name, orgId: "", window }, SQLITE_INSIGHT_SQL[name]);
+  const edge = results[query.statements.length + 1]?.[0] as
+    | { lo?: number; hi?: number }
+    | undefined;
   return {
-    body: insightBody(definition, window, rows),
+    body: query.body(results.slice(1) as ReplicaRow[][]),
     seq: storePosition(results[0]),
     edges: { lo: edge?.lo ?? null, hi: edge?.hi ?? null },
   };

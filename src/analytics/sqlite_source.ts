@@ -36,6 +36,7 @@ import { openDatabase } from "../store/sqlite/database.ts";
 import {
   CHUNK_ROWS,
   GROUP_ROWS,
+  REPLICA_TABLES,
   type ReplicaProgress,
   type ReplicaSource,
   type ReplicaTable,
@@ -43,14 +44,6 @@ import {
 } from "./replica_source.ts";
 
 const statements = parseNamedSql(sourceSql);
-
-const TABLES: readonly ReplicaTable[] = [
-  "tool_calls",
-  "model_calls",
-  "risk_flags",
-  "domain_hits",
-  "metric_points",
-];
 
 /** The tables whose rows end with their rowid (replica_source.sql). */
 type RowidTable = "tool_calls" | "model_calls" | "metric_points";
@@ -131,7 +124,7 @@ export class SqliteReplicaSource implements ReplicaSource {
 
   /**
    * Each table's rows of a chunk, split into those that may have a copy in
-   * the replica and those that cannot (fresh), in the order of TABLES.
+   * the replica and those that cannot (fresh), in the order of REPLICA_TABLES.
    */
   #splitFresh(chunk: Chunk): [ReplicaTable, SQLOutputValue[][], boolean][] {
     this.#replacedBefore = this.#replaced;
@@ -142,7 +135,7 @@ export class SqliteReplicaSource implements ReplicaSource {
     const known = this.#knownRowids;
     const parts: [ReplicaTable, SQLOutputValue[][], boolean][] = [];
     const freshCalls = new Set<string>();
-    for (const table of TABLES) {
+    for (const table of REPLICA_TABLES) {
       const rows = chunk.rows.get(table)!;
       const old: SQLOutputValue[][] = [];
       const fresh: SQLOutputValue[][] = [];
@@ -191,7 +184,9 @@ export class SqliteReplicaSource implements ReplicaSource {
         this.#nthSeq("nth_metric_point_seq", lo) ?? to,
       );
       const rows = new Map<ReplicaTable, SQLOutputValue[][]>();
-      for (const table of TABLES) rows.set(table, this.#rangeRows(`${table}_range`, lo, hi));
+      for (const table of REPLICA_TABLES) {
+        rows.set(table, this.#rangeRows(`${table}_range`, lo, hi));
+      }
       deriveLineColumns(rows.get("tool_calls")!);
       const max = this.#statement("max_rowids").get() as Record<RowidTable, number | null>;
       return {

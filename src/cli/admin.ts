@@ -14,14 +14,12 @@ import {
   type CommandDef,
   DATA_FLAG,
   DATABASE_FLAG,
-  databaseOf,
-  dataDirOf,
   type FlagDef,
   JSON_FLAG,
   type ParsedFlags,
   required,
 } from "./flags.ts";
-import { requireStore } from "./store_presence.ts";
+import { commandStore } from "./store_presence.ts";
 import { printResult } from "./usage.ts";
 
 interface AdminCommand {
@@ -143,11 +141,7 @@ export const adminCommandDefs: readonly CommandDef[] = adminCommands.map((comman
 }));
 
 async function runAdminCommand(command: AdminCommand, flags: ParsedFlags): Promise<void> {
-  const database = databaseOf(flags);
-  const dir = dataDirOf(flags);
-  if (database === null) {
-    requireStore(dir, flags.source("data"), command.createsStore ? "keys or new" : "keys");
-  }
+  const { dir, database } = commandStore(flags, command.createsStore ? "keys or new" : "keys");
   const store = await openKeyStoreFor(dir, database);
   try {
     const result = await command.run(store, flags);

@@ -6,15 +6,8 @@
  * @module
  */
 import { openRescanner } from "../store/open_stores.ts";
-import {
-  type CommandDef,
-  DATA_FLAG,
-  DATABASE_FLAG,
-  databaseOf,
-  dataDirOf,
-  JSON_FLAG,
-} from "./flags.ts";
-import { requireStore } from "./store_presence.ts";
+import { type CommandDef, DATA_FLAG, DATABASE_FLAG, JSON_FLAG } from "./flags.ts";
+import { commandStore } from "./store_presence.ts";
 import { printResult } from "./usage.ts";
 
 const BATCH = 1000;
@@ -33,12 +26,10 @@ export const detectRescanCommand: CommandDef = {
     JSON_FLAG,
   ],
   async run(flags) {
-    const database = databaseOf(flags);
-    const dir = dataDirOf(flags);
-    if (database === null) {
-      requireStore(dir, flags.source("data"), "any");
-      // A store that has received no telemetry yet: nothing to scan, nothing to create.
-      if (!exists(`${dir}/telemetry.db`)) return printResult({ scanned: 0 }, flags.json);
+    const { dir, database } = commandStore(flags, "any");
+    // A store that has received no telemetry yet: nothing to scan, nothing to create.
+    if (database === null && !exists(`${dir}/telemetry.db`)) {
+      return printResult({ scanned: 0 }, flags.json);
     }
     const store = await openRescanner(dir, database, { redactSecrets: !flags.on("keep-secrets") });
     try {

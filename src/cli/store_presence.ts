@@ -7,6 +7,7 @@
  * @module
  */
 import { DataFileError } from "../store/sqlite/file_checks.ts";
+import { databaseOf, dataDirOf, type ParsedFlags } from "./flags.ts";
 
 /** Which file a command needs, and whether it may start a new store. */
 export type StoreNeed = "keys" | "any" | "keys or new";
@@ -14,6 +15,21 @@ export type StoreNeed = "keys" | "any" | "keys or new";
 const FILES = { keys: "keys.db", telemetry: "telemetry.db" } as const;
 /** Entries an empty directory may hold: a fresh file system's own. */
 const IGNORED_ENTRIES = new Set(["lost+found"]);
+
+/**
+ * The store a command works on: PostgreSQL when `--database` names one, else
+ * the data directory, refused (see {@link requireStore}) unless it holds what
+ * `need` says.
+ */
+export function commandStore(
+  flags: ParsedFlags,
+  need: StoreNeed,
+): { dir: string; database: string | null } {
+  const database = databaseOf(flags);
+  const dir = dataDirOf(flags);
+  if (database === null) requireStore(dir, flags.source("data"), need);
+  return { dir, database };
+}
 
 /**
  * Fails with one line naming the directory and where it came from (`source`:

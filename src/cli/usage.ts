@@ -9,9 +9,7 @@ import { announce } from "../log.ts";
 import { UserInputError } from "../errors.ts";
 
 /** A bad invocation: printed as one line, exit code 2. */
-export class UsageError extends UserInputError {
-  override name = "UsageError";
-}
+export class UsageError extends UserInputError {}
 
 /** Flag types as `parseArgs` takes them. */
 export type FlagSpec = Record<string, { type: "string" | "boolean" }>;

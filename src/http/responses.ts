@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  NamedError,
   QueryQueueFullError,
   QueryTimeoutError,
   ReplicaBuildingError,
@@ -30,8 +31,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** An error with its code, client-facing message and the code's HTTP status. */
-export class ApiError extends Error {
-  override name = "ApiError";
+export class ApiError extends NamedError {
   readonly status: number;
   constructor(readonly code: ErrorCode, message: string) {
     super(message);

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { NamedError } from "../errors.ts";
 import type { MapResult, OtlpRecord, TelemetryEvent } from "./types.ts";
 import { replaceNul, replaceNulInRecord } from "./nul_policy.ts";
 
@@ -156,9 +157,7 @@ export const TEXT_LIMITS: Readonly<
  * A value out of its documented range, thrown where it is read; the record is
  * rejected with this message as its reason.
  */
-export class OutOfRangeError extends Error {
-  override name = "OutOfRangeError";
-}
+export class OutOfRangeError extends NamedError {}
 
 /** Throws {@link OutOfRangeError} unless `ns` (a nanosecond time named `what`) is a fixed64. */
 export function checkTimeNs(ns: bigint | null, what: string): void {

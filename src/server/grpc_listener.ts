@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { NamedError } from "../errors.ts";
 import { Buffer } from "node:buffer";
 import http2 from "node:http2";
 import type { ListenAddress } from "../config.ts";
@@ -250,9 +251,7 @@ function frame(message: Uint8Array): Uint8Array {
 }
 
 /** The client went away before its message was read: there is no one to answer. */
-class StreamClosedError extends Error {
-  override name = "StreamClosedError";
-}
+class StreamClosedError extends NamedError {}
 
 /**
  * Reads the request's one message under the cap: its declared length is

@@ -159,8 +159,8 @@ export function ingestEvents(
   ids: readonly string[] = eventRowIds(sender, events),
   findings?: readonly (CallFindings | null)[],
 ): IngestSummary {
-  const summary = emptyIngestSummary();
-  const batch = new EventBatch(store, sender, options.redactSecrets, summary);
+  const batch = new EventBatch(store, sender, options.redactSecrets);
+  const summary = batch.summary;
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!;
     const id = ids[i]!;
@@ -231,14 +231,13 @@ class EventBatch {
   readonly #decisions = new Map<string, StoredDecision>();
   /** Session providers this batch read or set, by session. */
   readonly #providers = new Map<string, string>();
-  /** Where the batch adds the cost, errors and flags it stores. */
-  readonly #summary: IngestSummary;
+  /** What the batch stored: calls, cost, errors and flags. */
+  readonly summary: IngestSummary = emptyIngestSummary();
 
-  constructor(store: IngestStore, sender: Sender, redact: boolean, summary: IngestSummary) {
+  constructor(store: IngestStore, sender: Sender, redact: boolean) {
     this.#store = store;
     this.#sender = sender;
     this.#redact = redact;
-    this.#summary = summary;
   }
 
   /**
@@ -277,23 +276,8 @@ class EventBatch {
         decisionSource = stored.decisionSource ?? undefined;
       }
     }
-    const row: PendingCall = { ...event, decision, decisionSource };
-    if (existing) {
-      // A result after a stored reject, or a log after its span: the new row
-      // wins under the same id, keeping a span's trace ids.
-      if (existing.source === "otlp_traces" && existing.traceId !== null) {
-        row.traceId = existing.traceId;
-        row.spanId = existing.spanId ?? undefined;
-      }
-      store.forgetDetections(id, store.nextSeq());
-      store.deleteToolCall(id);
-      this.#insertToolCall(id, row, event, findings, existing);
-      this.#sessionDelta(event).recount = true;
-      return false;
-    }
-    this.#insertToolCall(id, row, event, findings);
-    this.#addCallToSession(id, row);
-    return true;
+    // A result after a stored reject, or a log after its span, replaces it.
+    return this.#storeCall(id, { ...event, decision, decisionSource }, event, findings, existing);
   }
 
   storeDecision(id: string, event: DecisionEvent, findings?: CallFindings | null): boolean {
@@ -322,21 +306,8 @@ class EventBatch {
       durationMs: null,
       resultSizeBytes: null,
     };
-    if (existing) {
-      // The log's reject wins over the span of the same call, keeping its trace ids.
-      if (existing.traceId !== null) {
-        row.traceId = existing.traceId;
-        row.spanId = existing.spanId ?? undefined;
-      }
-      store.forgetDetections(id, store.nextSeq());
-      store.deleteToolCall(id);
-      this.#insertToolCall(id, row, event, findings, existing);
-      this.#sessionDelta(event).recount = true;
-      return false;
-    }
-    this.#insertToolCall(id, row, event, findings);
-    this.#addCallToSession(id, row);
-    return true;
+    // The log's reject replaces the span of the same call.
+    return this.#storeCall(id, row, event, findings, existing);
   }
 
   storeModelCall(id: string, event: ModelCallEvent): boolean {
@@ -351,7 +322,7 @@ class EventBatch {
       if (storedCost === null && event.costUsd !== null) {
         store.fillModelCallCost(id, event.costUsd, store.nextSeq());
         delta.cost += event.costUsd;
-        this.#summary.costUsd += event.costUsd;
+        this.summary.costUsd += event.costUsd;
       }
       return false;
     }
@@ -381,7 +352,7 @@ class EventBatch {
     if (!inserted) return false;
     if (event.costUsd !== null) {
       delta.cost += event.costUsd;
-      this.#summary.costUsd += event.costUsd;
+      this.summary.costUsd += event.costUsd;
     }
     return true;
   }
@@ -534,6 +505,35 @@ class EventBatch {
    * `findings`: computed ahead from `event`; undefined: detect here.
    * `replaced`: the stored row this one replaces under the same id, if any.
    */
+  /**
+   * Stores `row` as the call `id`: a new call of its session, or the row that
+   * replaces the stored call `replaced` under the same id, keeping a span's
+   * trace ids. True when the call is new.
+   */
+  #storeCall(
+    id: string,
+    row: PendingCall,
+    event: ToolCallEvent | DecisionEvent,
+    findings: CallFindings | null | undefined,
+    replaced: StoredToolCall | undefined,
+  ): boolean {
+    if (replaced === undefined) {
+      this.#insertToolCall(id, row, event, findings);
+      this.#addCallToSession(id, row);
+      return true;
+    }
+    if (replaced.source === "otlp_traces" && replaced.traceId !== null) {
+      row.traceId = replaced.traceId;
+      row.spanId = replaced.spanId ?? undefined;
+    }
+    const store = this.#store;
+    store.forgetDetections(id, store.nextSeq());
+    store.deleteToolCall(id);
+    this.#insertToolCall(id, row, event, findings, replaced);
+    this.#sessionDelta(event).recount = true;
+    return false;
+  }
+
   #insertToolCall(
     id: string,
     row: PendingCall,
@@ -613,7 +613,7 @@ class EventBatch {
     flags: readonly { flag: FlagKind }[],
     replaced?: StoredToolCall,
   ): void {
-    const summary = this.#summary;
+    const summary = this.summary;
     if (row.outcome === "error" && replaced?.outcome !== "error") summary.toolCallErrors++;
     const fromSpan = (source: string) => source === "otlp_traces";
     if (replaced !== undefined && !(fromSpan(replaced.source) && !fromSpan(row.source))) return;

@@ -1,6 +1,6 @@
 /**
  * What the key store means on every engine: key formats and prefixes, new ids
- * and secrets, the hash a key is looked up by, the listed-key shape and the
+ * and secrets, the hash a key is looked up by, stored rows as listed, and the
  * refusals. The SQLite (`keys.ts`) and PostgreSQL (`postgres/keys.ts`) stores
  * only store and fetch.
  *
@@ -9,6 +9,7 @@
 import { hashSecret, newId, randomBase62 } from "./tokens.ts";
 import { formatTimestamp } from "../time.ts";
 import { UserInputError } from "../errors.ts";
+import type { ListedActor, ListedKey, ListedMember, ListedOrg } from "./stores.ts";
 
 /** Prefix of organization API keys (query API). */
 export const API_KEY_PREFIX = "wb_api_";
@@ -17,30 +18,7 @@ export const INGEST_KEY_PREFIX = "wb_ingest_";
 const SECRET_BYTES = 32;
 
 /** A request the key store refuses: unknown organization, member or key. */
-export class KeyStoreInputError extends UserInputError {
-  override name = "KeyStoreInputError";
-}
-
-/** Who an API key speaks for. */
-export interface ApiPrincipal {
-  orgId: string;
-  keyId: string;
-}
-
-/** Who an ingest key speaks for. */
-export interface IngestPrincipal {
-  orgId: string;
-  actorId: string;
-}
-
-/** A listed API key, never with its secret. */
-export interface ListedKey {
-  id: string;
-  name: string;
-  member: string;
-  "created_at": string;
-  "revoked_at"?: string;
-}
+export class KeyStoreInputError extends UserInputError {}
 
 /** An API key row as stored: times in ms since the epoch. */
 export interface StoredKey {
@@ -49,28 +27,6 @@ export interface StoredKey {
   "member_id": string;
   "created_at": number;
   "revoked_at": number | null;
-}
-
-/** An organization as `org list` shows it. */
-export interface ListedOrg {
-  id: string;
-  name: string;
-  "created_at": string;
-}
-
-/** A member as `member list` shows it. */
-export interface ListedMember {
-  id: string;
-  email: string;
-  "created_at": string;
-}
-
-/** An actor as `actor list` shows it, never with its ingest key. */
-export interface ListedActor {
-  id: string;
-  name: string;
-  "created_at": string;
-  "revoked_at"?: string;
 }
 
 /** An organization, member or actor row as stored: times in ms since the epoch. */

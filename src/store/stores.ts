@@ -11,24 +11,7 @@ import type { FlagKind } from "../detect/mod.ts";
 import type { MetricSample } from "../ingest/metrics/mod.ts";
 import type { UnmappedRecords } from "../ingest/receive.ts";
 import type { TelemetryEvent } from "../ingest/types.ts";
-import type {
-  ApiPrincipal,
-  IngestPrincipal,
-  ListedActor,
-  ListedKey,
-  ListedMember,
-  ListedOrg,
-} from "./key_material.ts";
 import type { ReadStatement, TelemetryQueries } from "./telemetry_queries.ts";
-
-export type {
-  ApiPrincipal,
-  IngestPrincipal,
-  ListedActor,
-  ListedKey,
-  ListedMember,
-  ListedOrg,
-} from "./key_material.ts";
 
 /**
  * What one export request stored, as committed: a retried export, or a call
@@ -66,6 +49,49 @@ export interface RetentionResult {
   toolCalls: number;
   modelCalls: number;
   reclaimedBytes: number;
+}
+
+/** Who an API key speaks for. */
+export interface ApiPrincipal {
+  orgId: string;
+  keyId: string;
+}
+
+/** Who an ingest key speaks for. */
+export interface IngestPrincipal {
+  orgId: string;
+  actorId: string;
+}
+
+/** A listed API key, never with its secret. */
+export interface ListedKey {
+  id: string;
+  name: string;
+  member: string;
+  "created_at": string;
+  "revoked_at"?: string;
+}
+
+/** An organization as `org list` shows it. */
+export interface ListedOrg {
+  id: string;
+  name: string;
+  "created_at": string;
+}
+
+/** A member as `member list` shows it. */
+export interface ListedMember {
+  id: string;
+  email: string;
+  "created_at": string;
+}
+
+/** An actor as `actor list` shows it, never with its ingest key. */
+export interface ListedActor {
+  id: string;
+  name: string;
+  "created_at": string;
+  "revoked_at"?: string;
 }
 
 /** A value, or a promise of it: the SQLite key store answers at once. */

@@ -63,14 +63,19 @@ export function tableColumns<const S extends ColumnSpec>(table: string, spec: S)
   return { table, names, kinds: names.map((name) => spec[name]!), values };
 }
 
-/** `tool_calls`: one row per tool call. */
-export const TOOL_CALLS = tableColumns("tool_calls", {
+/** The columns a tool call's and a model call's rows start with: whose call, when, and its seq. */
+const CALL_COLUMNS = {
   id: "text",
   org_id: "text",
   seq: "int",
   session_id: "text",
   actor_id: "text",
   ts: "int",
+} as const;
+
+/** `tool_calls`: one row per tool call. */
+export const TOOL_CALLS = tableColumns("tool_calls", {
+  ...CALL_COLUMNS,
   tool_name: "text",
   tool_type: "text",
   category: "text",
@@ -105,12 +110,7 @@ export const TOOL_CALLS = tableColumns("tool_calls", {
 
 /** `model_calls`: one row per model request. */
 export const MODEL_CALLS = tableColumns("model_calls", {
-  id: "text",
-  org_id: "text",
-  seq: "int",
-  session_id: "text",
-  actor_id: "text",
-  ts: "int",
+  ...CALL_COLUMNS,
   agent_system: "text",
   provider_name: "text",
   model: "text",

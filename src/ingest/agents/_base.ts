@@ -86,6 +86,13 @@ export function agentVersionOf(record: OtlpRecord, agent: AgentSpec): string {
   return agent.agentVersionFallback === undefined ? "" : strOf(a, agent.agentVersionFallback) ?? "";
 }
 
+/** What every event about a tool has before it is read further: its session, tool and time. */
+export interface ToolEventBasics {
+  sessionId: string;
+  toolName: string;
+  time: EventTime;
+}
+
 /**
  * A tool call with the record's resource-level facts and every optional
  * field present but undefined (one object shape for all agents); the mapper
@@ -97,15 +104,13 @@ export function agentVersionOf(record: OtlpRecord, agent: AgentSpec): string {
 export function newToolCall(
   record: OtlpRecord,
   agent: AgentSpec,
-  sessionId: string,
-  timeMs: number,
-  toolName: string,
+  { sessionId, toolName, time }: ToolEventBasics,
   toolType: ToolType,
 ): ToolCallEvent {
   return {
     kind: "tool_call",
     sessionId,
-    timeMs,
+    timeMs: time.ms,
     agentSystem: agentSystemOf(record),
     agentVersion: agentVersionOf(record, agent),
     identity: "",
@@ -176,9 +181,7 @@ export function newModelCall(
 export function newDecision(
   record: OtlpRecord,
   agent: AgentSpec,
-  sessionId: string,
-  timeMs: number,
-  toolName: string,
+  { sessionId, toolName, time }: ToolEventBasics,
   toolType: ToolType,
   callId: string,
   decision: string,
@@ -186,7 +189,7 @@ export function newDecision(
   return {
     kind: "decision",
     sessionId,
-    timeMs,
+    timeMs: time.ms,
     agentSystem: agentSystemOf(record),
     agentVersion: agentVersionOf(record, agent),
     identity: callIdentity(callId),

@@ -48,49 +48,42 @@ export function isStructured(value: AttributeValue | undefined): boolean {
   return typeof value === "object" && value !== null;
 }
 
-/** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
-export function strOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+/** The first value `read` gives of the attributes of `keys`, tried in order. */
+function firstOf<T>(
+  attributes: Attributes,
+  keys: readonly string[],
+  read: (value: AttributeValue | undefined) => T | undefined,
+): T | undefined {
   for (let i = 0; i < keys.length; i++) {
-    const value = str(attributes[keys[i] as string]);
+    const value = read(attributes[keys[i] as string]);
     if (value !== undefined) return value;
   }
   return undefined;
+}
+
+/** The first of `keys` whose attribute is a non-empty string (new name, then old name). */
+export function strOf(attributes: Attributes, keys: readonly string[]): string | undefined {
+  return firstOf(attributes, keys, str);
 }
 
 /** The first of `keys` whose attribute is a count (see {@link count}). */
 export function countOf(attributes: Attributes, keys: readonly string[]): number | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = count(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, count);
 }
 
 /** The first of `keys` whose attribute is a number (see {@link num}). */
 export function numOf(attributes: Attributes, keys: readonly string[]): number | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = num(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, num);
 }
 
 /** The first of `keys` whose attribute gives JSON text (see {@link jsonText}). */
 export function jsonTextOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = jsonText(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, jsonText);
 }
 
 /** The first of `keys` whose attribute gives result text (see {@link text}). */
 export function textOf(attributes: Attributes, keys: readonly string[]): string | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const value = text(attributes[keys[i] as string]);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstOf(attributes, keys, text);
 }
 
 /**
@@ -203,25 +196,6 @@ export function isJsonText(s: string): boolean {
   }
   const t = i === 0 && !isSpace(s.charCodeAt(s.length - 1)) ? s : s.trim();
   return t === "true" || t === "false" || t === "null";
-}
-
-/** Byte length of a string in UTF-8, without encoding it. */
-export function utf8Length(s: string): number {
-  let bytes = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        // A surrogate pair: 2 UTF-16 units, 4 bytes.
-        bytes += 2;
-        i++;
-      } else bytes += 2;
-    } else bytes += 2;
-  }
-  return bytes;
 }
 
 function isSpace(c: number): boolean {

@@ -4,6 +4,7 @@
  * session fact it describes, reading each field where the spec says.
  */
 
+import { utf8Bytes } from "../limits.ts";
 import type { Attributes, MapResult, OtlpRecord, ToolCallEvent } from "../types.ts";
 import {
   agentSystemOf,
@@ -20,22 +21,12 @@ import {
   newToolCall,
   noTime,
   sessionIdOf,
+  type ToolEventBasics,
   toolIdentity,
   wholeMs,
 } from "./_base.ts";
 import { decisionRejects, isMcpName, mcpToolName, type ToolType } from "./_classify.ts";
-import {
-  bool,
-  count,
-  countOf,
-  jsonTextOf,
-  num,
-  numOf,
-  str,
-  strOf,
-  textOf,
-  utf8Length,
-} from "./_coerce.ts";
+import { bool, count, countOf, jsonTextOf, num, numOf, str, strOf, textOf } from "./_coerce.ts";
 import type {
   AgentSpec,
   DecisionSpec,
@@ -101,10 +92,10 @@ function toolCall(agent: AgentSpec, spec: ToolCallSpec, record: OtlpRecord, name
   const a = record.attributes;
   const basics = toolEventBasics(record, agent);
   if ("status" in basics) return basics;
-  const { sessionId, toolName, time } = basics;
+  const { toolName, time } = basics;
 
   const toolType = toolTypeOf(spec.toolType, a, toolName);
-  const call = newToolCall(record, agent, sessionId, time.ms, toolName, toolType);
+  const call = newToolCall(record, agent, basics, toolType);
   fillToolFields(call, spec, a, toolName);
   if (spec.decision !== undefined) call.decision = strOf(a, spec.decision);
   if (spec.decisionSource !== undefined) call.decisionSource = strOf(a, spec.decisionSource);
@@ -124,7 +115,7 @@ function toolCall(agent: AgentSpec, spec: ToolCallSpec, record: OtlpRecord, name
       ? countOf(a, spec.resultSize) ?? null
       : call.result === undefined
       ? null
-      : utf8Length(call.result);
+      : utf8Bytes(call.result);
   }
   call.identity = call.toolCallId !== undefined ? callIdentity(call.toolCallId) : toolIdentity(
     record,
@@ -159,7 +150,7 @@ function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name
   const a = record.attributes;
   const basics = toolEventBasics(record, agent);
   if ("status" in basics) return basics;
-  const { sessionId, toolName, time } = basics;
+  const { toolName, time } = basics;
   const reported = strOf(a, spec.decision);
   if (reported === undefined) return ignored;
   const normalize = spec.normalize;
@@ -175,7 +166,7 @@ function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name
     // Nothing to pair with: an approval annotates no call, a denial is a
     // rejected call on its own.
     if (!decisionRejects(decision)) return ignored;
-    const call = newToolCall(record, agent, sessionId, time.ms, toolName, toolType);
+    const call = newToolCall(record, agent, basics, toolType);
     fillToolFields(call, spec, a, toolName);
     call.outcome = "rejected";
     call.decision = decision;
@@ -184,18 +175,14 @@ function decision(agent: AgentSpec, spec: DecisionSpec, record: OtlpRecord, name
     return mapped(call);
   }
 
-  const event = newDecision(
-    record,
-    agent,
-    sessionId,
-    time.ms,
-    toolType === "mcp"
-      ? mcpToolName(toolName, mcpServerOf(spec, a, toolName), spec.mcpOwnToolName?.(a))
-      : toolName,
-    toolType,
-    callId,
-    decision,
-  );
+  const event = newDecision(record, agent, basics, toolType, callId, decision);
+  if (toolType === "mcp") {
+    event.toolName = mcpToolName(
+      toolName,
+      mcpServerOf(spec, a, toolName),
+      spec.mcpOwnToolName?.(a),
+    );
+  }
   if (spec.callIdIsToolUseId === true) event.toolUseId = callId;
   event.decisionSource = decisionSource;
   if (spec.model !== undefined) event.model = strOf(a, spec.model);
@@ -277,10 +264,7 @@ function eventBasics(
 }
 
 /** Like {@link eventBasics}, plus the tool name a tool event needs. */
-function toolEventBasics(
-  record: OtlpRecord,
-  agent: AgentSpec,
-): { sessionId: string; toolName: string; time: EventTime } | MapResult {
+function toolEventBasics(record: OtlpRecord, agent: AgentSpec): ToolEventBasics | MapResult {
   const sessionId = sessionIdOf(record, agent.sessionKey);
   if (sessionId === undefined) return missingSessionId(record, agent.sessionKey);
   const toolName = strOf(record.attributes, agent.toolNameKey);

@@ -40,6 +40,26 @@ export interface AgentSpec {
   events: Readonly<Record<string, EventSpec>>;
 }
 
+/**
+ * Where an agent's records name their event, session, tool and version, with
+ * what most agents do left out: events on logs, the tool name in `tool_name`,
+ * the agent's version in resource `service.version`.
+ */
+export type AgentNaming =
+  & Omit<AgentSpec, "signal" | "toolNameKey" | "serviceVersionIsAgent" | "events">
+  & Partial<Pick<AgentSpec, "signal" | "toolNameKey" | "serviceVersionIsAgent">>;
+
+/** An agent's spec: its naming, what it leaves out as most agents do, and its events. */
+export function agentSpec(naming: AgentNaming, events: AgentSpec["events"]): AgentSpec {
+  return {
+    signal: "logs",
+    toolNameKey: ["tool_name"],
+    serviceVersionIsAgent: true,
+    ...naming,
+    events,
+  };
+}
+
 /** What one event becomes. */
 export type EventSpec = ToolCallSpec | DecisionSpec | ModelCallSpec | SessionInfoSpec;
 

@@ -23,7 +23,7 @@ import type { Attributes } from "../types.ts";
 import { mcpServerFromName } from "./_classify.ts";
 import { str } from "./_coerce.ts";
 import { agentMapper, spanFailure } from "./_map.ts";
-import type { AgentSpec, ToolFields } from "./_spec.ts";
+import { agentSpec, type ToolFields } from "./_spec.ts";
 
 /** What `tool_result` and `tool_decision` say alike about the tool. */
 const tool: ToolFields = {
@@ -49,85 +49,79 @@ const tool: ToolFields = {
 const SUBAGENT = ["agent.name", "agent_id"];
 
 /** Claude Code's events. */
-export const claudeCodeSpec: AgentSpec = {
-  signal: "logs",
+export const claudeCodeSpec = agentSpec({
   eventName: { prefix: "claude_code." },
   sessionKey: "session.id",
-  toolNameKey: ["tool_name"],
-  serviceVersionIsAgent: true,
-  events: {
-    "tool_result": {
-      kind: "tool_call",
-      ...tool,
-      agentName: SUBAGENT,
-      decision: ["decision_type", "decision"],
-      decisionSource: ["decision_source", "source"],
-      duration: ["duration_ms"],
-      resultSize: ["tool_result_size_bytes"],
-      failure: { success: "success", error: ["error"], errorType: ["error_type"] },
-    },
-    "tool_decision": {
-      kind: "decision",
-      ...tool,
-      // `decision` here; `decision_type` is the tool_result spelling, accepted too.
-      decision: ["decision", "decision_type"],
-      decisionSource: ["source", "decision_source"],
-    },
-    "api_request": {
-      kind: "model_call",
-      provider: { value: "anthropic" },
-      model: ["model"],
-      requestId: ["request_id"],
-      // Claude Code reports input without cache reads already (docs/design.md §6.2).
-      inputTokens: ["input_tokens"],
-      inputIncludesCache: false,
-      outputTokens: ["output_tokens"],
-      cacheReadTokens: ["cache_read_tokens"],
-      cacheCreationTokens: ["cache_creation_tokens"],
-      cost: { usd: "cost_usd", micros: "cost_usd_micros" },
-      duration: ["duration_ms"],
-    },
+}, {
+  "tool_result": {
+    kind: "tool_call",
+    ...tool,
+    agentName: SUBAGENT,
+    decision: ["decision_type", "decision"],
+    decisionSource: ["decision_source", "source"],
+    duration: ["duration_ms"],
+    resultSize: ["tool_result_size_bytes"],
+    failure: { success: "success", error: ["error"], errorType: ["error_type"] },
   },
-};
+  "tool_decision": {
+    kind: "decision",
+    ...tool,
+    // `decision` here; `decision_type` is the tool_result spelling, accepted too.
+    decision: ["decision", "decision_type"],
+    decisionSource: ["source", "decision_source"],
+  },
+  "api_request": {
+    kind: "model_call",
+    provider: { value: "anthropic" },
+    model: ["model"],
+    requestId: ["request_id"],
+    // Claude Code reports input without cache reads already (docs/design.md §6.2).
+    inputTokens: ["input_tokens"],
+    inputIncludesCache: false,
+    outputTokens: ["output_tokens"],
+    cacheReadTokens: ["cache_read_tokens"],
+    cacheCreationTokens: ["cache_creation_tokens"],
+    cost: { usd: "cost_usd", micros: "cost_usd_micros" },
+    duration: ["duration_ms"],
+  },
+});
 
 /** Maps one Claude Code log record. */
 export const mapClaudeCode = agentMapper(claudeCodeSpec);
 
 /** Claude Code's beta spans, by span name. */
-export const claudeCodeTraceSpec: AgentSpec = {
+export const claudeCodeTraceSpec = agentSpec({
   signal: "traces",
   eventName: { prefix: "claude_code." },
   sessionKey: "session.id",
   toolNameKey: ["tool_name", "gen_ai.tool.name"],
-  serviceVersionIsAgent: true,
-  events: {
-    "tool": {
-      kind: "tool_call",
-      ...tool,
-      callId: ["tool_use_id", "gen_ai.tool.call.id"],
-      agentName: SUBAGENT,
-      // The span knows no arguments, result or outcome but a failed status;
-      // the `tool_result` log of the same call replaces its row.
-      arguments: undefined,
-      duration: "span",
-      failure: spanFailure,
-    },
-    "llm_request": {
-      kind: "model_call",
-      // A request that failed before a response reports no usage: not a model call.
-      requires: ["input_tokens", "output_tokens"],
-      provider: { value: "anthropic" },
-      model: ["model", "gen_ai.request.model"],
-      requestId: ["request_id", "gen_ai.response.id"],
-      inputTokens: ["input_tokens"],
-      inputIncludesCache: false,
-      outputTokens: ["output_tokens"],
-      cacheReadTokens: ["cache_read_tokens"],
-      cacheCreationTokens: ["cache_creation_tokens"],
-      duration: ["duration_ms"],
-    },
+}, {
+  "tool": {
+    kind: "tool_call",
+    ...tool,
+    callId: ["tool_use_id", "gen_ai.tool.call.id"],
+    agentName: SUBAGENT,
+    // The span knows no arguments, result or outcome but a failed status;
+    // the `tool_result` log of the same call replaces its row.
+    arguments: undefined,
+    duration: "span",
+    failure: spanFailure,
   },
-};
+  "llm_request": {
+    kind: "model_call",
+    // A request that failed before a response reports no usage: not a model call.
+    requires: ["input_tokens", "output_tokens"],
+    provider: { value: "anthropic" },
+    model: ["model", "gen_ai.request.model"],
+    requestId: ["request_id", "gen_ai.response.id"],
+    inputTokens: ["input_tokens"],
+    inputIncludesCache: false,
+    outputTokens: ["output_tokens"],
+    cacheReadTokens: ["cache_read_tokens"],
+    cacheCreationTokens: ["cache_creation_tokens"],
+    duration: ["duration_ms"],
+  },
+});
 
 /** Maps one Claude Code span. */
 export const mapClaudeCodeSpan = agentMapper(claudeCodeTraceSpec);

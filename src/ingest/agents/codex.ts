@@ -18,7 +18,7 @@
 import type { Attributes, ToolCallEvent } from "../types.ts";
 import { bool, str } from "./_coerce.ts";
 import { agentMapper } from "./_map.ts";
-import type { AgentSpec } from "./_spec.ts";
+import { agentSpec } from "./_spec.ts";
 
 /**
  * An MCP call names its server in `mcp_server` (results) and its namespace
@@ -33,69 +33,65 @@ function codexMcpServer(a: Attributes): string | undefined {
 }
 
 /** Codex CLI's events. Its spans carry no tokens or cost and are not mapped. */
-export const codexSpec: AgentSpec = {
-  signal: "logs",
+export const codexSpec = agentSpec({
   eventName: { prefix: "codex." },
   sessionKey: "conversation.id",
-  toolNameKey: ["tool_name"],
-  serviceVersionIsAgent: true,
-  events: {
-    "tool_result": {
-      kind: "tool_call",
-      toolType: MCP,
-      callId: ["call_id"],
-      arguments: ["arguments"],
-      model: ["model"],
-      // `mcp_server_origin` is where the server lives (a URL origin), not its
-      // configured scope: it is not `mcp_server_scope`.
-      mcpServerName: codexMcpServer,
-      // `/root` for the main agent, `/root/<task>` for one it spawned.
-      agentName: ["agent_name"],
-      result: ["output"],
-      duration: ["duration_ms"],
-      refused: codexRefused,
-      failure: codexFailure,
-    },
-    "tool_decision": {
-      kind: "decision",
-      toolType: MCP,
-      callId: ["call_id"],
-      mcpServerName: codexMcpServer,
-      model: ["model"],
-      decision: ["decision"],
-      decisionSource: ["source"],
-      normalize: variantName,
-    },
-    /**
-     * `response.completed` carries the token counts. OpenAI usage semantics:
-     * `input_token_count` includes `cached_token_count`, and
-     * `output_token_count` already includes `reasoning_token_count` (so
-     * reasoning is not added again). No cost is reported; the provider comes
-     * from `codex.conversation_starts`, which the store applies to the
-     * session's later model calls.
-     */
-    "sse_event": {
-      kind: "model_call",
-      requires: ["input_token_count", "output_token_count"],
-      provider: ["provider_name"],
-      model: ["model"],
-      inputTokens: ["input_token_count"],
-      inputIncludesCache: true,
-      outputTokens: ["output_token_count"],
-      cacheReadTokens: ["cached_token_count"],
-      duration: ["duration_ms"],
-    },
-    "conversation_starts": { kind: "session_info", provider: ["provider_name"] },
-    // A spawned agent (`spawn_agent`) runs as a conversation of its own: the
-    // spawn's message names both threads, which links the child to its parent.
-    "agent_communication": {
-      kind: "session_info",
-      only: { kind: "spawn", state: "send" },
-      session: "receiver_thread_id",
-      parentSession: ["sender_thread_id"],
-    },
+}, {
+  "tool_result": {
+    kind: "tool_call",
+    toolType: MCP,
+    callId: ["call_id"],
+    arguments: ["arguments"],
+    model: ["model"],
+    // `mcp_server_origin` is where the server lives (a URL origin), not its
+    // configured scope: it is not `mcp_server_scope`.
+    mcpServerName: codexMcpServer,
+    // `/root` for the main agent, `/root/<task>` for one it spawned.
+    agentName: ["agent_name"],
+    result: ["output"],
+    duration: ["duration_ms"],
+    refused: codexRefused,
+    failure: codexFailure,
   },
-};
+  "tool_decision": {
+    kind: "decision",
+    toolType: MCP,
+    callId: ["call_id"],
+    mcpServerName: codexMcpServer,
+    model: ["model"],
+    decision: ["decision"],
+    decisionSource: ["source"],
+    normalize: variantName,
+  },
+  /**
+   * `response.completed` carries the token counts. OpenAI usage semantics:
+   * `input_token_count` includes `cached_token_count`, and
+   * `output_token_count` already includes `reasoning_token_count` (so
+   * reasoning is not added again). No cost is reported; the provider comes
+   * from `codex.conversation_starts`, which the store applies to the
+   * session's later model calls.
+   */
+  "sse_event": {
+    kind: "model_call",
+    requires: ["input_token_count", "output_token_count"],
+    provider: ["provider_name"],
+    model: ["model"],
+    inputTokens: ["input_token_count"],
+    inputIncludesCache: true,
+    outputTokens: ["output_token_count"],
+    cacheReadTokens: ["cached_token_count"],
+    duration: ["duration_ms"],
+  },
+  "conversation_starts": { kind: "session_info", provider: ["provider_name"] },
+  // A spawned agent (`spawn_agent`) runs as a conversation of its own: the
+  // spawn's message names both threads, which links the child to its parent.
+  "agent_communication": {
+    kind: "session_info",
+    only: { kind: "spawn", state: "send" },
+    session: "receiver_thread_id",
+    parentSession: ["sender_thread_id"],
+  },
+});
 
 /** Maps one Codex log record. */
 export const mapCodex = agentMapper(codexSpec);

@@ -18,58 +18,56 @@ import type { Attributes, ToolCallEvent } from "../types.ts";
 import { decisionRejects } from "./_classify.ts";
 import { str } from "./_coerce.ts";
 import { agentMapper } from "./_map.ts";
-import type { AgentSpec } from "./_spec.ts";
+import { agentSpec } from "./_spec.ts";
 
 /**
  * Gemini CLI's events. Its spans use Gemini's own operation names
  * (`tool_call`, `llm_call`), not the semconv ones, and are not mapped.
  */
-export const geminiCliSpec: AgentSpec = {
-  signal: "logs",
+export const geminiCliSpec = agentSpec({
   eventName: { prefix: "gemini_cli." },
   sessionKey: "session.id",
   toolNameKey: ["function_name"],
   serviceVersionIsAgent: false,
-  events: {
-    "tool_call": {
-      kind: "tool_call",
-      toolType: { equals: ["tool_type", "mcp"] },
-      // Gemini CLI sends no call id today; take one if a version starts to.
-      callId: ["call_id"],
-      arguments: ["function_args"],
-      promptId: ["prompt_id"],
-      model: ["model"],
-      mcpServerName: ["mcp_server_name"],
-      decision: ["decision"],
-      duration: ["duration_ms"],
-      resultSize: ["content_length"],
-      refused: geminiRefused,
-      failure: {
-        success: "success",
-        error: ["error", "error.message"],
-        errorType: ["error_type", "error.type"],
-        exitFailure: commandFailure,
-      },
-    },
-    /**
-     * Gemini's `input_token_count` includes `cached_content_token_count`, and
-     * its `output_token_count` excludes thinking: `thoughts_token_count` is
-     * added to output (docs/design.md §6.2 "Token counts").
-     */
-    "api_response": {
-      kind: "model_call",
-      provider: { value: "" },
-      model: ["model"],
-      requestId: ["response_id"],
-      inputTokens: ["input_token_count"],
-      inputIncludesCache: true,
-      outputTokens: ["output_token_count"],
-      thoughtsTokens: ["thoughts_token_count"],
-      cacheReadTokens: ["cached_content_token_count"],
-      duration: ["duration_ms"],
+}, {
+  "tool_call": {
+    kind: "tool_call",
+    toolType: { equals: ["tool_type", "mcp"] },
+    // Gemini CLI sends no call id today; take one if a version starts to.
+    callId: ["call_id"],
+    arguments: ["function_args"],
+    promptId: ["prompt_id"],
+    model: ["model"],
+    mcpServerName: ["mcp_server_name"],
+    decision: ["decision"],
+    duration: ["duration_ms"],
+    resultSize: ["content_length"],
+    refused: geminiRefused,
+    failure: {
+      success: "success",
+      error: ["error", "error.message"],
+      errorType: ["error_type", "error.type"],
+      exitFailure: commandFailure,
     },
   },
-};
+  /**
+   * Gemini's `input_token_count` includes `cached_content_token_count`, and
+   * its `output_token_count` excludes thinking: `thoughts_token_count` is
+   * added to output (docs/design.md §6.2 "Token counts").
+   */
+  "api_response": {
+    kind: "model_call",
+    provider: { value: "" },
+    model: ["model"],
+    requestId: ["response_id"],
+    inputTokens: ["input_token_count"],
+    inputIncludesCache: true,
+    outputTokens: ["output_token_count"],
+    thoughtsTokens: ["thoughts_token_count"],
+    cacheReadTokens: ["cached_content_token_count"],
+    duration: ["duration_ms"],
+  },
+});
 
 /** Maps one Gemini CLI log record. */
 export const mapGeminiCli = agentMapper(geminiCliSpec);

@@ -9,7 +9,7 @@
  */
 
 import { agentMapper, spanFailure } from "./_map.ts";
-import type { AgentSpec, ModelCallSpec } from "./_spec.ts";
+import { agentSpec, type ModelCallSpec } from "./_spec.ts";
 
 const PROVIDER = ["gen_ai.provider.name", "gen_ai.system"];
 const MODEL = ["gen_ai.request.model", "gen_ai.response.model"];
@@ -39,34 +39,32 @@ const inference: ModelCallSpec = {
 };
 
 /** GenAI spans, by `gen_ai.operation.name`. */
-export const genAiSpec: AgentSpec = {
+export const genAiSpec = agentSpec({
   signal: "traces",
   eventName: { attribute: "gen_ai.operation.name" },
   sessionKey: "gen_ai.conversation.id",
   toolNameKey: ["gen_ai.tool.name"],
-  serviceVersionIsAgent: true,
   agentVersionFallback: ["gen_ai.agent.version"],
-  events: {
-    "execute_tool": {
-      kind: "tool_call",
-      // `gen_ai.tool.type` is function/extension/datastore, never MCP; an MCP
-      // `tools/call` span says so with `mcp.method.name`.
-      toolType: { present: ["mcp.method.name"] },
-      callId: ["gen_ai.tool.call.id", "gen_ai.tool.call_id"],
-      arguments: ["gen_ai.tool.call.arguments"],
-      model: MODEL,
-      agentName: ["gen_ai.agent.name"],
-      providerName: PROVIDER,
-      toolDescription: ["gen_ai.tool.description"],
-      result: ["gen_ai.tool.call.result"],
-      duration: "span",
-      failure: spanFailure,
-    },
-    "chat": inference,
-    "generate_content": inference,
-    "text_completion": inference,
+}, {
+  "execute_tool": {
+    kind: "tool_call",
+    // `gen_ai.tool.type` is function/extension/datastore, never MCP; an MCP
+    // `tools/call` span says so with `mcp.method.name`.
+    toolType: { present: ["mcp.method.name"] },
+    callId: ["gen_ai.tool.call.id", "gen_ai.tool.call_id"],
+    arguments: ["gen_ai.tool.call.arguments"],
+    model: MODEL,
+    agentName: ["gen_ai.agent.name"],
+    providerName: PROVIDER,
+    toolDescription: ["gen_ai.tool.description"],
+    result: ["gen_ai.tool.call.result"],
+    duration: "span",
+    failure: spanFailure,
   },
-};
+  "chat": inference,
+  "generate_content": inference,
+  "text_completion": inference,
+});
 
 /** Maps one span that carries `gen_ai.operation.name`. */
 export const mapGenAiSpan = agentMapper(genAiSpec);

@@ -1,3 +1,4 @@
+import { NamedError } from "../../errors.ts";
 import { GENAI_METRIC_PREFIX, recogniseAgent } from "../../agents.ts";
 import { ID_MAX_BYTES, MAX_INTEGER, NAME_MAX_BYTES, utf8Bytes, utf8Prefix } from "../limits.ts";
 import type { Attributes, AttributeValue } from "../types.ts";
@@ -104,9 +105,7 @@ export function admitPoint(point: DecodedMetricPoint): AdmittedPoint {
 }
 
 /** A value of a point out of its range; the point is unusable with this message. */
-class PointRangeError extends Error {
-  override name = "PointRangeError";
-}
+class PointRangeError extends NamedError {}
 
 function shapeReason(point: DecodedMetricPoint, spec: InstrumentSpec): string | undefined {
   if (point.kind !== spec.kind) {

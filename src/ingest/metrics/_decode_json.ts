@@ -13,25 +13,21 @@ import {
   timeOf,
 } from "../otlp/json_values.ts";
 import {
-  type DecodedMetricPoint,
   type DecodedMetrics,
-  type MetricKind,
+  type MetricDataKind,
   noteUnsupported,
+  recordsNoValue,
   temporalityOf,
 } from "./_point.ts";
 
-/** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
-const NO_RECORDED_VALUE = 1;
-
 /** The data member of a `Metric` object and what it is, in both JSON spellings. */
-const DATA_MEMBERS:
-  readonly (readonly [string, string, MetricKind | "exponential_histogram" | "summary"])[] = [
-    ["sum", "sum", "sum"],
-    ["gauge", "gauge", "gauge"],
-    ["histogram", "histogram", "histogram"],
-    ["exponentialHistogram", "exponential_histogram", "exponential_histogram"],
-    ["summary", "summary", "summary"],
-  ];
+const DATA_MEMBERS: readonly (readonly [string, string, MetricDataKind])[] = [
+  ["sum", "sum", "sum"],
+  ["gauge", "gauge", "gauge"],
+  ["histogram", "histogram", "histogram"],
+  ["exponentialHistogram", "exponential_histogram", "exponential_histogram"],
+  ["summary", "summary", "summary"],
+];
 
 /**
  * Decodes an OTLP/JSON `ExportMetricsServiceRequest` body.
@@ -97,7 +93,7 @@ function metricInto(
       const sum = field(point, "sum", "sum");
       const count = field(point, "count", "count");
       const flags = field(point, "flags", "flags");
-      const decodedPoint: DecodedMetricPoint = {
+      decoded.points.push({
         resource,
         scopeName,
         metric: name,
@@ -110,10 +106,9 @@ function metricInto(
         timeUnixNano: timeOf(field(point, "timeUnixNano", "time_unix_nano")),
         value: histogram ? (sum == null ? null : doubleOf(sum, "sum")) : numberValue(point),
         count: histogram ? (count == null ? 0 : intOf(count, "count")) : null,
-        noRecordedValue: typeof flags === "number" && (flags & NO_RECORDED_VALUE) !== 0,
+        noRecordedValue: typeof flags === "number" && recordsNoValue(flags),
         index: decoded.points.length,
-      };
-      decoded.points.push(decodedPoint);
+      });
     }
     return;
   }

@@ -13,13 +13,13 @@ import {
 import {
   type DecodedMetricPoint,
   type DecodedMetrics,
+  type MetricDataKind,
   type MetricKind,
   noteUnsupported,
+  recordsNoValue,
   temporalityOf,
+  type UnsupportedMetric,
 } from "./_point.ts";
-
-/** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
-const NO_RECORDED_VALUE = 1;
 
 const METRIC_UNIT = tag(3, LEN);
 const METRIC_GAUGE = tag(5, LEN);
@@ -58,7 +58,7 @@ const METRIC = messageSchema("Metric", {
   11: LEN,
   12: LEN,
 });
-const DATA: Record<MetricKind | "exponential_histogram" | "summary", MessageSchema> = {
+const DATA: Record<MetricDataKind, MessageSchema> = {
   gauge: messageSchema("Gauge", { 1: LEN }),
   sum: messageSchema("Sum", { 1: LEN, 2: VARINT, 3: VARINT }),
   histogram: messageSchema("Histogram", { 1: LEN, 2: VARINT }),
@@ -102,27 +102,13 @@ class MetricsDecoder extends OtlpWireReader {
   private readonly decoded: DecodedMetrics = { points: [], unsupported: [] };
 
   request(): DecodedMetrics {
-    const end = this.reader.len;
-    while (this.reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) this.resourceMetrics(this.messageEnd());
-      else this.skipField(key, EXPORT_REQUEST);
-    }
-    this.expectEnd(end);
+    this.exportRequest(EXPORT_REQUEST, this.resourceMetrics);
     return this.decoded;
   }
 
   /** `ResourceMetrics`: resource (1), scope_metrics (2). */
   private resourceMetrics(end: number): void {
-    // Filled in place, so points read before a late `resource` field still share it.
-    const resource: Attributes = {};
-    while (this.reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
-      else if (key === SECOND_LEN) this.scopeMetrics(this.messageEnd(), resource);
-      else this.skipField(key, RESOURCE_METRICS);
-    }
-    this.expectEnd(end);
+    this.resourceEntry(end, RESOURCE_METRICS, this.scopeMetrics);
   }
 
   /** `ScopeMetrics`: scope (1), metrics (2). */
@@ -147,7 +133,8 @@ class MetricsDecoder extends OtlpWireReader {
     const first = points.length;
     let name = "";
     let unit = "";
-    const unsupported: { kind: "exponential_histogram" | "summary"; points: number }[] = [];
+    // The metric's name may come after its data.
+    const unsupported: Omit<UnsupportedMetric, "metric">[] = [];
     while (this.reader.pos < end) {
       const key = this.nextTag();
       switch (key) {
@@ -251,7 +238,7 @@ class MetricsDecoder extends OtlpWireReader {
           point.value = integerOf(this.reader.sfixed64());
           break;
         case NUMBER_FLAGS:
-          point.noRecordedValue = (this.reader.uint32() & NO_RECORDED_VALUE) !== 0;
+          point.noRecordedValue = recordsNoValue(this.reader.uint32());
           break;
         default:
           this.skipField(key, NUMBER_DATA_POINT);
@@ -283,7 +270,7 @@ class MetricsDecoder extends OtlpWireReader {
           point.value = this.reader.double();
           break;
         case HISTOGRAM_FLAGS:
-          point.noRecordedValue = (this.reader.uint32() & NO_RECORDED_VALUE) !== 0;
+          point.noRecordedValue = recordsNoValue(this.reader.uint32());
           break;
         default:
           this.skipField(key, HISTOGRAM_DATA_POINT);

@@ -49,10 +49,21 @@ export interface UnsupportedMetric {
   points: number;
 }
 
+/** Every data member a `Metric` may hold: the kinds read and those only counted. */
+export type MetricDataKind = MetricKind | UnsupportedMetric["kind"];
+
 /** One decoded `ExportMetricsServiceRequest`. */
 export interface DecodedMetrics {
   points: DecodedMetricPoint[];
   unsupported: UnsupportedMetric[];
+}
+
+/** `DataPointFlags.FLAG_NO_RECORDED_VALUE`. */
+const NO_RECORDED_VALUE = 1;
+
+/** Whether a point's `flags` have `FLAG_NO_RECORDED_VALUE`: the series went stale. */
+export function recordsNoValue(flags: number): boolean {
+  return (flags & NO_RECORDED_VALUE) !== 0;
 }
 
 /**

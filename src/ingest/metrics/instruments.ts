@@ -87,204 +87,153 @@ const TOKEN_TYPES: Readonly<Record<string, string>> = {
   total: "total",
 };
 
+/**
+ * One instrument of an agent's group: a sum read by its value unless it says
+ * otherwise, checked where its group was unless it says where.
+ */
+type GroupedInstrument =
+  & Omit<InstrumentSpec, "agent" | "kind" | "reads" | "checked">
+  & Partial<Pick<InstrumentSpec, "kind" | "reads" | "checked">>;
+
+/** The instruments of one agent, checked against `checked` unless one says otherwise. */
+function instrumentsOf(
+  agent: MetricAgent,
+  checked: string,
+  instruments: readonly GroupedInstrument[],
+): InstrumentSpec[] {
+  return instruments.map((instrument) => ({
+    agent,
+    kind: "sum",
+    reads: "value",
+    checked,
+    ...instrument,
+  }));
+}
+
 /** Every instrument we keep. */
 export const INSTRUMENTS: readonly InstrumentSpec[] = [
   // Claude Code: delta sums; session.id and user.id on every point.
-  {
-    agent: "claude-code",
-    instrument: "claude_code.session.count",
-    kind: "sum",
-    measure: "sessions",
-    reads: "value",
-    dimensions: { type: ["start_type"] },
-    checked: CLAUDE,
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.lines_of_code.count",
-    kind: "sum",
-    measure: "lines",
-    reads: "value",
-    dimensions: { type: ["type"], model: ["model"] },
-    checked: CLAUDE,
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.commit.count",
-    kind: "sum",
-    measure: "commits",
-    reads: "value",
-    dimensions: {},
-    checked: "Claude Code monitoring docs (the recorded run makes no commit)",
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.pull_request.count",
-    kind: "sum",
-    measure: "pull_requests",
-    reads: "value",
-    dimensions: {},
-    checked: "Claude Code monitoring docs (the recorded run opens no pull request)",
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.cost.usage",
-    kind: "sum",
-    measure: "cost_usd",
-    reads: "value",
-    dimensions: { model: ["model"] },
-    checked: CLAUDE,
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.token.usage",
-    kind: "sum",
-    measure: "tokens",
-    reads: "value",
-    dimensions: { type: ["type"], model: ["model"] },
-    values: { type: TOKEN_TYPES },
-    checked: CLAUDE,
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.code_edit_tool.decision",
-    kind: "sum",
-    measure: "edit_decisions",
-    reads: "value",
-    dimensions: { tool: ["tool_name", "tool"], decision: ["decision"], language: ["language"] },
-    checked: CLAUDE,
-  },
-  {
-    agent: "claude-code",
-    instrument: "claude_code.active_time.total",
-    kind: "sum",
-    measure: "active_time_s",
-    reads: "value",
-    dimensions: { type: ["type"] },
-    checked: CLAUDE,
-  },
+  ...instrumentsOf("claude-code", CLAUDE, [
+    {
+      instrument: "claude_code.session.count",
+      measure: "sessions",
+      dimensions: { type: ["start_type"] },
+    },
+    {
+      instrument: "claude_code.lines_of_code.count",
+      measure: "lines",
+      dimensions: { type: ["type"], model: ["model"] },
+    },
+    {
+      instrument: "claude_code.commit.count",
+      measure: "commits",
+      dimensions: {},
+      checked: "Claude Code monitoring docs (the recorded run makes no commit)",
+    },
+    {
+      instrument: "claude_code.pull_request.count",
+      measure: "pull_requests",
+      dimensions: {},
+      checked: "Claude Code monitoring docs (the recorded run opens no pull request)",
+    },
+    { instrument: "claude_code.cost.usage", measure: "cost_usd", dimensions: { model: ["model"] } },
+    {
+      instrument: "claude_code.token.usage",
+      measure: "tokens",
+      dimensions: { type: ["type"], model: ["model"] },
+      values: { type: TOKEN_TYPES },
+    },
+    {
+      instrument: "claude_code.code_edit_tool.decision",
+      measure: "edit_decisions",
+      dimensions: { tool: ["tool_name", "tool"], decision: ["decision"], language: ["language"] },
+    },
+    {
+      instrument: "claude_code.active_time.total",
+      measure: "active_time_s",
+      dimensions: { type: ["type"] },
+    },
+  ]),
   // Gemini CLI: cumulative sums, one start time per series; session.id on resource and points.
-  {
-    agent: "gemini-cli",
-    instrument: "gemini_cli.session.count",
-    kind: "sum",
-    measure: "sessions",
-    reads: "value",
-    dimensions: {},
-    checked: GEMINI,
-  },
-  {
-    agent: "gemini-cli",
-    instrument: "gemini_cli.lines.changed",
-    kind: "sum",
-    measure: "lines",
-    reads: "value",
-    dimensions: { type: ["type"], tool: ["function_name"] },
-    checked: GEMINI,
-  },
-  {
-    agent: "gemini-cli",
-    instrument: "gemini_cli.file.operation.count",
-    kind: "sum",
-    measure: "file_operations",
-    reads: "value",
-    dimensions: { type: ["operation"], language: ["programming_language"] },
-    checked: GEMINI,
-  },
-  {
-    agent: "gemini-cli",
-    instrument: "gemini_cli.tool.call.count",
-    kind: "sum",
-    measure: "tool_calls",
-    reads: "value",
-    dimensions: { tool: ["function_name"], decision: ["decision"] },
-    checked: GEMINI,
-  },
-  {
-    agent: "gemini-cli",
-    instrument: "gemini_cli.token.usage",
-    kind: "sum",
-    measure: "tokens",
-    reads: "value",
-    dimensions: { type: ["type"], model: ["model"] },
-    values: { type: TOKEN_TYPES },
-    checked: GEMINI,
-  },
-  {
-    agent: "gemini-cli",
-    instrument: "gemini_cli.api.request.count",
-    kind: "sum",
-    measure: "model_requests",
-    reads: "value",
-    dimensions: { model: ["model"] },
-    checked: GEMINI,
-  },
+  ...instrumentsOf("gemini-cli", GEMINI, [
+    { instrument: "gemini_cli.session.count", measure: "sessions", dimensions: {} },
+    {
+      instrument: "gemini_cli.lines.changed",
+      measure: "lines",
+      dimensions: { type: ["type"], tool: ["function_name"] },
+    },
+    {
+      instrument: "gemini_cli.file.operation.count",
+      measure: "file_operations",
+      dimensions: { type: ["operation"], language: ["programming_language"] },
+    },
+    {
+      instrument: "gemini_cli.tool.call.count",
+      measure: "tool_calls",
+      dimensions: { tool: ["function_name"], decision: ["decision"] },
+    },
+    {
+      instrument: "gemini_cli.token.usage",
+      measure: "tokens",
+      dimensions: { type: ["type"], model: ["model"] },
+      values: { type: TOKEN_TYPES },
+    },
+    {
+      instrument: "gemini_cli.api.request.count",
+      measure: "model_requests",
+      dimensions: { model: ["model"] },
+    },
+  ]),
   // Codex: delta sums and histograms, scope `codex`, ~50 instruments per run (startup, skills,
   // sqlite, shell snapshots: not kept). No point or resource names the session or conversation.
   // `model` on every point of a thread.
-  {
-    agent: "codex",
-    instrument: "codex.thread.started",
-    kind: "sum",
-    measure: "sessions",
-    reads: "value",
-    dimensions: { model: ["model"] },
-    checked: CODEX,
-  },
-  {
-    agent: "codex",
-    instrument: "codex.conversation.turn.count",
-    kind: "sum",
-    measure: "turns",
-    reads: "value",
-    dimensions: { model: ["model"] },
-    checked: CODEX,
-  },
-  {
-    agent: "codex",
-    instrument: "codex.api_request",
-    kind: "sum",
-    measure: "model_requests",
-    reads: "value",
-    dimensions: { model: ["model"] },
-    checked: CODEX,
-  },
-  // One series per tool, command category and `success` (false for exec-policy refusals).
-  {
-    agent: "codex",
-    instrument: "codex.tool.call",
-    kind: "sum",
-    measure: "tool_calls",
-    reads: "value",
-    dimensions: { tool: ["tool"], model: ["model"] },
-    checked: CODEX,
-  },
-  // One sample per turn and token kind, OpenAI's semantics as sent: `input` includes
-  // `cached_input`, `output` includes `reasoning_output`, `total` is input + output.
-  {
-    agent: "codex",
-    instrument: "codex.turn.token_usage",
-    kind: "histogram",
-    measure: "tokens",
-    reads: "sum",
-    dimensions: { type: ["token_type"], model: ["model"] },
-    values: { type: TOKEN_TYPES },
-    checked: CODEX,
-  },
-  // Any other sender of the GenAI semantic conventions.
-  {
-    agent: "genai",
-    instrument: "gen_ai.client.token.usage",
-    kind: "histogram",
-    measure: "tokens",
-    reads: "sum",
-    dimensions: {
-      type: ["gen_ai.token.type"],
-      model: ["gen_ai.response.model", "gen_ai.request.model"],
+  ...instrumentsOf("codex", CODEX, [
+    { instrument: "codex.thread.started", measure: "sessions", dimensions: { model: ["model"] } },
+    {
+      instrument: "codex.conversation.turn.count",
+      measure: "turns",
+      dimensions: { model: ["model"] },
     },
-    values: { type: TOKEN_TYPES },
-    checked: "OpenTelemetry GenAI semantic conventions; Gemini CLI's recorded points",
-  },
+    {
+      instrument: "codex.api_request",
+      measure: "model_requests",
+      dimensions: { model: ["model"] },
+    },
+    // One series per tool, command category and `success` (false for exec-policy refusals).
+    {
+      instrument: "codex.tool.call",
+      measure: "tool_calls",
+      dimensions: { tool: ["tool"], model: ["model"] },
+    },
+    // One sample per turn and token kind, OpenAI's semantics as sent: `input` includes
+    // `cached_input`, `output` includes `reasoning_output`, `total` is input + output.
+    {
+      instrument: "codex.turn.token_usage",
+      kind: "histogram",
+      measure: "tokens",
+      reads: "sum",
+      dimensions: { type: ["token_type"], model: ["model"] },
+      values: { type: TOKEN_TYPES },
+    },
+  ]),
+  // Any other sender of the GenAI semantic conventions.
+  ...instrumentsOf(
+    "genai",
+    "OpenTelemetry GenAI semantic conventions; Gemini CLI's recorded points",
+    [
+      {
+        instrument: "gen_ai.client.token.usage",
+        kind: "histogram",
+        measure: "tokens",
+        reads: "sum",
+        dimensions: {
+          type: ["gen_ai.token.type"],
+          model: ["gen_ai.response.model", "gen_ai.request.model"],
+        },
+        values: { type: TOKEN_TYPES },
+      },
+    ],
+  ),
 ];
 
 /** Instruments we know and do not keep, so they are counted apart from unknown ones. */

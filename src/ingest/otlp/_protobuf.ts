@@ -83,9 +83,7 @@ const STATUS = messageSchema("Status", { 2: LEN, 3: VARINT });
  */
 export function decodeProtobuf(bytes: Uint8Array, signal: Signal): OtlpRecord[] {
   const decoder = new ProtobufDecoder(bytes);
-  if (signal === "logs") decoder.exportRequest(EXPORT_REQUEST.logs, decoder.resourceLogs);
-  else if (signal === "traces") decoder.exportRequest(EXPORT_REQUEST.traces, decoder.resourceSpans);
-  else decoder.exportRequest(EXPORT_REQUEST.metrics, decoder.skipMessage);
+  decoder.request(signal);
   return decoder.records;
 }
 
@@ -93,50 +91,28 @@ export function decodeProtobuf(bytes: Uint8Array, signal: Signal): OtlpRecord[] 
 class ProtobufDecoder extends OtlpWireReader {
   readonly records: OtlpRecord[] = [];
 
-  exportRequest(
-    request: MessageSchema,
-    resourceEntry: (this: ProtobufDecoder, end: number) => void,
-  ): void {
-    const reader = this.reader;
-    const end = reader.len;
-    while (reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) resourceEntry.call(this, this.messageEnd());
-      else this.skipField(key, request);
-    }
-    this.expectEnd(end);
+  /** The request of `signal`: its records, or, for metrics, only its framing checked. */
+  request(signal: Signal): void {
+    if (signal === "logs") this.exportRequest(EXPORT_REQUEST.logs, this.resourceLogs);
+    else if (signal === "traces") this.exportRequest(EXPORT_REQUEST.traces, this.resourceSpans);
+    else this.exportRequest(EXPORT_REQUEST.metrics, this.skipMessage);
   }
 
   /** `ResourceLogs`: resource (1), scope_logs (2). */
-  resourceLogs(end: number): void {
-    const reader = this.reader;
-    // Filled in place, so records read before a late `resource` field still share it.
-    const resource: Attributes = {};
-    while (reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
-      else if (key === SECOND_LEN) {
-        this.scopeEntries(this.messageEnd(), SCOPE_LOGS, resource, this.logRecord);
-      } else this.skipField(key, RESOURCE_LOGS);
-    }
-    this.expectEnd(end);
+  private resourceLogs(end: number): void {
+    this.resourceEntry(end, RESOURCE_LOGS, (scopeEnd, resource) => {
+      this.scopeEntries(scopeEnd, SCOPE_LOGS, resource, this.logRecord);
+    });
   }
 
   /** `ResourceSpans`: resource (1), scope_spans (2). */
-  resourceSpans(end: number): void {
-    const reader = this.reader;
-    const resource: Attributes = {};
-    while (reader.pos < end) {
-      const key = this.nextTag();
-      if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
-      else if (key === SECOND_LEN) {
-        this.scopeEntries(this.messageEnd(), SCOPE_SPANS, resource, this.span);
-      } else this.skipField(key, RESOURCE_SPANS);
-    }
-    this.expectEnd(end);
+  private resourceSpans(end: number): void {
+    this.resourceEntry(end, RESOURCE_SPANS, (scopeEnd, resource) => {
+      this.scopeEntries(scopeEnd, SCOPE_SPANS, resource, this.span);
+    });
   }
 
-  skipMessage(end: number): void {
+  private skipMessage(end: number): void {
     this.reader.pos = end;
   }
 

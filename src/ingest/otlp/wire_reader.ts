@@ -128,6 +128,40 @@ export class OtlpWireReader {
     this.reader = new BinaryReader(bytes);
   }
 
+  /** An `Export*ServiceRequest`, the whole body: each resource entry (1), read by `resourceEntry`. */
+  protected exportRequest(request: MessageSchema, resourceEntry: (end: number) => void): void {
+    const reader = this.reader;
+    const end = reader.len;
+    while (reader.pos < end) {
+      const key = this.nextTag();
+      if (key === FIRST_LEN) resourceEntry.call(this, this.messageEnd());
+      else this.skipField(key, request);
+    }
+    this.expectEnd(end);
+  }
+
+  /**
+   * A `Resource*` message (`ResourceLogs`, `ResourceSpans`, `ResourceMetrics`):
+   * its resource's attributes (1) and each of its scope entries (2), read by
+   * `scopeEntry` with them. The attributes are filled in place, so entries
+   * read before a late `resource` field still share them.
+   */
+  protected resourceEntry(
+    end: number,
+    schema: MessageSchema,
+    scopeEntry: (end: number, resource: Attributes) => void,
+  ): void {
+    const reader = this.reader;
+    const resource: Attributes = {};
+    while (reader.pos < end) {
+      const key = this.nextTag();
+      if (key === FIRST_LEN) this.attributeList(this.messageEnd(), resource);
+      else if (key === SECOND_LEN) scopeEntry.call(this, this.messageEnd(), resource);
+      else this.skipField(key, schema);
+    }
+    this.expectEnd(end);
+  }
+
   /** A `Resource`: its `KeyValue`s in field 1 (`attributes`) into `into`. */
   protected attributeList(end: number, into: Attributes): void {
     const reader = this.reader;

@@ -109,6 +109,30 @@ interface CallState extends StoredToolCall {
   row: ToolCallRow | null;
 }
 
+/** What the batch knows of a call from its row: stored before the batch, or written by it (`row`). */
+function callState(
+  from: Pick<ToolCallRow, "outcome" | "decision" | "source" | "trace_id" | "span_id">,
+  stored: boolean,
+  row: ToolCallRow | null,
+): CallState {
+  return {
+    outcome: from.outcome,
+    decision: from.decision,
+    source: from.source,
+    traceId: from.trace_id,
+    spanId: from.span_id,
+    stored,
+    row,
+  };
+}
+
+/** Sets `columns` on the row the batch writes for the call; false when it writes none (stored). */
+function setOnWrittenRow(call: CallState, columns: Partial<ToolCallRow>): boolean {
+  if (!call.row) return false;
+  Object.assign(call.row, columns);
+  return true;
+}
+
 /** The statement and the column arrays of one bulk write. */
 export interface BulkWrite {
   statement: string;
@@ -145,17 +169,7 @@ export class IngestPlan implements IngestStore {
 
   constructor(sender: Sender, stored: StoredRows, seqs: readonly number[]) {
     this.#seqs = seqs;
-    for (const row of stored.toolCalls) {
-      this.#calls.set(row.id, {
-        outcome: row.outcome,
-        decision: row.decision,
-        source: row.source,
-        traceId: row.trace_id,
-        spanId: row.span_id,
-        stored: true,
-        row: null,
-      });
-    }
+    for (const row of stored.toolCalls) this.#calls.set(row.id, callState(row, true, null));
     for (const row of stored.decisions) {
       this.#decisions.set(decisionKey(row.session_id, row.tool_call_id), {
         decision: row.decision,
@@ -194,15 +208,7 @@ export class IngestPlan implements IngestStore {
   }
 
   insertToolCall(row: ToolCallRow): void {
-    this.#calls.set(row.id, {
-      outcome: row.outcome,
-      decision: row.decision,
-      source: row.source,
-      traceId: row.trace_id,
-      spanId: row.span_id,
-      stored: this.#deletedCalls.has(row.id),
-      row,
-    });
+    this.#calls.set(row.id, callState(row, this.#deletedCalls.has(row.id), row));
   }
 
   annotateTrace(id: string, traceId: string, spanId: string | null, seq: number): void {
@@ -210,11 +216,7 @@ export class IngestPlan implements IngestStore {
     if (!call) return;
     call.traceId = traceId;
     call.spanId = spanId;
-    if (call.row) {
-      call.row.trace_id = traceId;
-      call.row.span_id = spanId;
-      call.row.seq = seq;
-    } else {
+    if (!setOnWrittenRow(call, { trace_id: traceId, span_id: spanId, seq })) {
       this.#traceAnnotations.set(id, [id, traceId, spanId, seq]);
     }
   }
@@ -223,11 +225,7 @@ export class IngestPlan implements IngestStore {
     const call = this.#calls.get(id);
     if (!call) return;
     call.decision = decision;
-    if (call.row) {
-      call.row.decision = decision;
-      call.row.decision_source = source;
-      call.row.seq = seq;
-    } else {
+    if (!setOnWrittenRow(call, { decision, decision_source: source, seq })) {
       this.#annotations.set(id, [id, decision, source, seq]);
     }
   }

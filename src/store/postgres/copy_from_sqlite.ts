@@ -30,7 +30,8 @@ import { UserInputError } from "../../errors.ts";
 import { dataPaths } from "../sqlite/data_dir.ts";
 import { keyStoreMigrations, telemetryMigrations } from "../sqlite/migrations.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import { type Migration, openDatabase, requireMigrated } from "../sqlite/database.ts";
+import type { Migration } from "../migration.ts";
+import { openDatabase, requireMigrated } from "../sqlite/database.ts";
 import {
   connectPostgres,
   isUnavailable,

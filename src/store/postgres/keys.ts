@@ -10,17 +10,11 @@ import keysSql from "../../../sql/postgres/keys.sql" with { type: "text" };
 import {
   actorNotFound,
   apiKeyHash,
-  type ApiPrincipal,
   ingestKeyHash,
-  type IngestPrincipal,
   keyNotFound,
-  type ListedActor,
   listedActor,
-  type ListedKey,
   listedKey,
-  type ListedMember,
   listedMember,
-  type ListedOrg,
   listedOrg,
   memberExists,
   memberNotFound,
@@ -35,7 +29,15 @@ import {
   type StoredRow,
 } from "../key_material.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import type { KeyStoreApi } from "../stores.ts";
+import type {
+  ApiPrincipal,
+  IngestPrincipal,
+  KeyStoreApi,
+  ListedActor,
+  ListedKey,
+  ListedMember,
+  ListedOrg,
+} from "../stores.ts";
 import {
   connectPostgres,
   numberPlaceholders,
@@ -116,20 +118,12 @@ export class PgKeyStore implements KeyStoreApi {
   }
 
   async verifyApiKey(key: string): Promise<ApiPrincipal | null> {
-    const hash = apiKeyHash(key);
-    if (hash === null) return null;
-    const [row] = await query<{ id: string; org_id: string }>(this.#sql, SQL.findApiKey, [hash]);
+    const row = await this.#findLive(SQL.findApiKey, apiKeyHash(key));
     return row ? { orgId: row.org_id, keyId: row.id } : null;
   }
 
   async verifyIngestKey(key: string): Promise<IngestPrincipal | null> {
-    const hash = ingestKeyHash(key);
-    if (hash === null) return null;
-    const [row] = await query<{ id: string; org_id: string }>(
-      this.#sql,
-      SQL.findIngestKey,
-      [hash],
-    );
+    const row = await this.#findLive(SQL.findIngestKey, ingestKeyHash(key));
     return row ? { orgId: row.org_id, actorId: row.id } : null;
   }
 
@@ -161,15 +155,7 @@ export class PgKeyStore implements KeyStoreApi {
 
   /** Revokes an actor's ingest key; revoking twice keeps the first time. */
   revokeActor(id: string): Promise<{ id: string; revoked_at: string }> {
-    return this.#tx(async (tx) => {
-      const [row] = await query<{ revoked_at: number | null }>(tx, SQL.lockActor, [id]);
-      if (!row) throw actorNotFound(id);
-      if (row.revoked_at !== null) return revokedKey(id, row.revoked_at);
-      this.#requireWritable();
-      const revokedAt = Date.now();
-      await query(tx, SQL.revokeActor, [revokedAt, id]);
-      return revokedKey(id, revokedAt);
-    });
+    return this.#revoke(id, SQL.lockActor, SQL.revokeActor, actorNotFound);
   }
 
   async createOrg(name: string): Promise<{ id: string; name: string }> {
@@ -216,15 +202,7 @@ export class PgKeyStore implements KeyStoreApi {
   }
 
   revokeKey(id: string): Promise<{ id: string; revoked_at: string }> {
-    return this.#tx(async (tx) => {
-      const [row] = await query<{ revoked_at: number | null }>(tx, SQL.lockApiKey, [id]);
-      if (!row) throw keyNotFound(id);
-      if (row.revoked_at !== null) return revokedKey(id, row.revoked_at);
-      this.#requireWritable();
-      const revokedAt = Date.now();
-      await query(tx, SQL.revokeApiKey, [revokedAt, id]);
-      return revokedKey(id, revokedAt);
-    });
+    return this.#revoke(id, SQL.lockApiKey, SQL.revokeApiKey, keyNotFound);
   }
 
   async listKeys(org: string): Promise<{ keys: ListedKey[] }> {
@@ -251,6 +229,37 @@ export class PgKeyStore implements KeyStoreApi {
       );
     }
     return new Uint8Array(row.value);
+  }
+
+  /** The unrevoked API key or actor of this hash (`find`); none for a null hash. */
+  async #findLive(
+    find: string,
+    hash: string | null,
+  ): Promise<{ id: string; org_id: string } | undefined> {
+    if (hash === null) return undefined;
+    const [row] = await query<{ id: string; org_id: string }>(this.#sql, find, [hash]);
+    return row;
+  }
+
+  /**
+   * Revokes the API key or actor `lock` locks, with `revoke`; one that does
+   * not exist is refused with `notFound`, and revoking twice keeps the first time.
+   */
+  #revoke(
+    id: string,
+    lock: string,
+    revoke: string,
+    notFound: (id: string) => Error,
+  ): Promise<{ id: string; revoked_at: string }> {
+    return this.#tx(async (tx) => {
+      const [row] = await query<{ revoked_at: number | null }>(tx, lock, [id]);
+      if (!row) throw notFound(id);
+      if (row.revoked_at !== null) return revokedKey(id, row.revoked_at);
+      this.#requireWritable();
+      const revokedAt = Date.now();
+      await query(tx, revoke, [revokedAt, id]);
+      return revokedKey(id, revokedAt);
+    });
   }
 
   async #tx<T>(fn: (tx: TransactionSql) => Promise<T>): Promise<T> {

@@ -21,7 +21,7 @@ import narrowCallIndexes from "../../../sql/postgres/0008_narrow_call_indexes.sq
 };
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import type { Migration } from "../sqlite/database.ts";
+import { latestVersion, type Migration, pendingMigrations } from "../migration.ts";
 import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
 
 /** Migrations of the PostgreSQL store, in order. */
@@ -61,8 +61,7 @@ export async function migratePostgres(sql: Sql): Promise<number> {
     await tx.unsafe(LOCK, [MIGRATION_LOCK]);
     await tx.unsafe(CREATE_TABLE);
     const current = await currentVersion(tx);
-    const pending = postgresMigrations.filter((m) => m.version > current)
-      .sort((a, b) => a.version - b.version);
+    const pending = pendingMigrations(postgresMigrations, current);
     for (const migration of pending) {
       await tx.unsafe(migration.sql);
       await tx.unsafe(RECORD, [migration.version, migration.name, Date.now()]);
@@ -77,7 +76,7 @@ export async function requirePostgresMigrated(sql: Sql): Promise<void> {
     if ((error as { code?: string }).code === UNDEFINED_TABLE) return 0;
     throw error;
   });
-  const latest = Math.max(...postgresMigrations.map((m) => m.version));
+  const latest = latestVersion(postgresMigrations);
   if (current < latest) {
     throw new UserInputError(
       `PostgreSQL database is not at the current schema: version ${current}, needs ${latest}; start once without --readonly`,

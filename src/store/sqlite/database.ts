@@ -5,17 +5,10 @@
  *
  * @module
  */
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { latestVersion, type Migration, pendingMigrations } from "../migration.ts";
+import { namedSql } from "../named_sql.ts";
 import { StoreUnavailableError, type UnavailableReason, UserInputError } from "../../errors.ts";
-
-/** A numbered schema step, applied once, in order. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-  /** A migration that rebuilds a table's indexes: the table, and the rate it goes at (measured). */
-  rebuilds?: { table: string; rowsPerSecond: number };
-}
 
 /** What a migration about to take a while says first: its name, the rows it rebuilds, its time. */
 export interface MigrationNotice {
@@ -121,7 +114,7 @@ export function requireMigrated(db: DatabaseSync, migrations: readonly Migration
   const current = Number(
     (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
   );
-  const latest = Math.max(...migrations.map((m) => m.version));
+  const latest = latestVersion(migrations);
   if (current < latest) {
     throw new UserInputError(
       `Read-only data file is not at the current schema: "${path}" (version ${current}, needs ${latest}); start once without --readonly`,
@@ -142,8 +135,7 @@ export function migrate(
   const current = Number(
     (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
   );
-  const pending = migrations.filter((m) => m.version > current)
-    .sort((a, b) => a.version - b.version);
+  const pending = pendingMigrations(migrations, current);
   const last = pending.at(-1);
   if (!last) return current;
   for (const migration of pending) {
@@ -203,4 +195,31 @@ export function sqliteUnavailable(
   if (typeof code === "number") reason = UNAVAILABLE_CODES[code & 0xff];
   reason ??= UNAVAILABLE_TEXTS.find(([pattern]) => pattern.test(message))?.[1];
   return reason === undefined ? null : new StoreUnavailableError(reason, message);
+}
+
+/** Named statements (`named_sql.ts`) on one connection, each prepared on its first use. */
+export class NamedStatements {
+  readonly #db: DatabaseSync;
+  readonly #sql: Readonly<Record<string, string>>;
+  readonly #prepared = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync, sql: Readonly<Record<string, string>>) {
+    this.#db = db;
+    this.#sql = sql;
+  }
+
+  /** The statement `name`, prepared once. */
+  statement(name: string): StatementSync {
+    let statement = this.#prepared.get(name);
+    if (statement === undefined) {
+      statement = this.#db.prepare(namedSql(this.#sql, name));
+      this.#prepared.set(name, statement);
+    }
+    return statement;
+  }
+
+  /** Runs the statement `name` as `mode` (`run`, `get` or `all`) with `params`. */
+  run(name: string, mode: "run" | "get" | "all", ...params: SQLInputValue[]): unknown {
+    return this.statement(name)[mode](...params);
+  }
 }

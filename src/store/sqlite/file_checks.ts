@@ -13,9 +13,7 @@ import { UserInputError } from "../../errors.ts";
 import { sqliteLocation } from "./database.ts";
 
 /** A data file that cannot be used as it is: one line naming it and what to do. */
-export class DataFileError extends UserInputError {
-  override name = "DataFileError";
-}
+export class DataFileError extends UserInputError {}
 
 /** The flag that lets `serve` start over a store that looks emptied. */
 export const ALLOW_EMPTY_STORE_FLAG = "--allow-empty-store";

@@ -5,25 +5,19 @@
  *
  * @module
  */
-import type { DatabaseSync, StatementSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import keysSql from "../../../sql/sqlite/keys.sql" with { type: "text" };
 import { keyStoreMigrations } from "./migrations.ts";
-import { namedSql, parseNamedSql } from "../named_sql.ts";
-import { migrate, openDatabase, requireMigrated, tx } from "./database.ts";
+import { parseNamedSql } from "../named_sql.ts";
+import { migrate, NamedStatements, openDatabase, requireMigrated, tx } from "./database.ts";
 import {
   actorNotFound,
   apiKeyHash,
-  type ApiPrincipal,
   ingestKeyHash,
-  type IngestPrincipal,
   keyNotFound,
-  type ListedActor,
   listedActor,
-  type ListedKey,
   listedKey,
-  type ListedMember,
   listedMember,
-  type ListedOrg,
   listedOrg,
   memberExists,
   memberNotFound,
@@ -36,34 +30,34 @@ import {
   type StoredKey,
   type StoredRow,
 } from "../key_material.ts";
-import type { KeyStoreApi } from "../stores.ts";
+import type {
+  ApiPrincipal,
+  IngestPrincipal,
+  KeyStoreApi,
+  ListedActor,
+  ListedKey,
+  ListedMember,
+  ListedOrg,
+} from "../stores.ts";
 
-export {
-  API_KEY_PREFIX,
-  type ApiPrincipal,
-  INGEST_KEY_PREFIX,
-  type IngestPrincipal,
-  KeyStoreInputError,
-  type ListedActor,
-  type ListedKey,
-  type ListedMember,
-  type ListedOrg,
-} from "../key_material.ts";
+export { KeyStoreInputError } from "../key_material.ts";
 
 const SQL = parseNamedSql(keysSql);
 
 /** The key store over one SQLite connection. */
 export class KeyStore implements KeyStoreApi {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  /** The statements of `sql/sqlite/keys.sql` on this connection. */
+  readonly #statements: NamedStatements;
   readonly #readOnly: boolean;
 
   constructor(db: DatabaseSync, options: { readOnly?: boolean } = {}) {
     this.#db = db;
+    this.#statements = new NamedStatements(db, SQL);
     this.#readOnly = options.readOnly ?? false;
     // The two lookups every request makes are prepared up front.
-    this.#statement("find_api_key");
-    this.#statement("find_ingest_key");
+    this.#statements.statement("find_api_key");
+    this.#statements.statement("find_ingest_key");
   }
 
   /** Opens `keys.db` at `path`, applying migrations; read-only opens require them applied. */
@@ -76,7 +70,7 @@ export class KeyStore implements KeyStoreApi {
 
   /** Throws unless the key store can be read (and, unless read-only, written). */
   probe(): void {
-    this.#statement("probe").get();
+    this.#statements.statement("probe").get();
     if (this.#readOnly || this.#db.isTransaction) return;
     this.#db.exec("BEGIN IMMEDIATE");
     this.#db.exec("ROLLBACK");
@@ -87,26 +81,18 @@ export class KeyStore implements KeyStoreApi {
   }
 
   verifyApiKey(key: string): ApiPrincipal | null {
-    const hash = apiKeyHash(key);
-    if (hash === null) return null;
-    const row = this.#statement("find_api_key").get(hash) as
-      | { id: string; org_id: string }
-      | undefined;
+    const row = this.#findLive("find_api_key", apiKeyHash(key));
     return row ? { orgId: row.org_id, keyId: row.id } : null;
   }
 
   verifyIngestKey(key: string): IngestPrincipal | null {
-    const hash = ingestKeyHash(key);
-    if (hash === null) return null;
-    const row = this.#statement("find_ingest_key").get(hash) as
-      | { id: string; org_id: string }
-      | undefined;
+    const row = this.#findLive("find_ingest_key", ingestKeyHash(key));
     return row ? { orgId: row.org_id, actorId: row.id } : null;
   }
 
   actorNames(orgId: string, actorIds: readonly string[]): Map<string, string> {
     if (actorIds.length === 0) return new Map();
-    const rows = this.#statement("actor_names").all(JSON.stringify(actorIds), orgId) as {
+    const rows = this.#statements.statement("actor_names").all(JSON.stringify(actorIds), orgId) as {
       id: string;
       name: string;
     }[];
@@ -115,21 +101,23 @@ export class KeyStore implements KeyStoreApi {
 
   createOrg(name: string): { id: string; name: string } {
     const id = newOrgId();
-    this.#statement("insert_org").run(id, name, Date.now());
+    this.#statements.statement("insert_org").run(id, name, Date.now());
     return { id, name };
   }
 
   listOrgs(): { orgs: ListedOrg[] } {
-    const rows = this.#statement("list_orgs").all() as unknown as StoredRow[];
+    const rows = this.#statements.statement("list_orgs").all() as unknown as StoredRow[];
     return { orgs: rows.map(listedOrg) };
   }
 
   addMember(org: string, email: string): { id: string; org: string; email: string } {
     return tx(this.#db, () => {
       this.#requireOrg(org);
-      if (this.#statement("find_member_email").get(org, email)) throw memberExists(email);
+      if (this.#statements.statement("find_member_email").get(org, email)) {
+        throw memberExists(email);
+      }
       const id = newMemberId();
-      this.#statement("insert_member").run(id, org, email, Date.now());
+      this.#statements.statement("insert_member").run(id, org, email, Date.now());
       return { id, org, email };
     });
   }
@@ -138,15 +126,15 @@ export class KeyStore implements KeyStoreApi {
   removeMember(org: string, member: string): { member: string; revoked_keys: number } {
     return tx(this.#db, () => {
       this.#requireMember(org, member);
-      const revoked = this.#statement("revoke_member_keys").run(Date.now(), member);
-      this.#statement("delete_member").run(member);
+      const revoked = this.#statements.statement("revoke_member_keys").run(Date.now(), member);
+      this.#statements.statement("delete_member").run(member);
       return { member, revoked_keys: Number(revoked.changes) };
     });
   }
 
   listMembers(org: string): { members: ListedMember[] } {
     this.#requireOrg(org);
-    const rows = this.#statement("list_members").all(org) as unknown as StoredRow[];
+    const rows = this.#statements.statement("list_members").all(org) as unknown as StoredRow[];
     return { members: rows.map(listedMember) };
   }
 
@@ -158,26 +146,18 @@ export class KeyStore implements KeyStoreApi {
     return tx(this.#db, () => {
       this.#requireMember(org, member);
       const { id, key, hash } = newApiKey();
-      this.#statement("insert_api_key").run(id, org, member, name, hash, Date.now());
+      this.#statements.statement("insert_api_key").run(id, org, member, name, hash, Date.now());
       return { id, key, org, member };
     });
   }
 
   revokeKey(id: string): { id: string; revoked_at: string } {
-    return tx(this.#db, () => {
-      const row = this.#statement("find_api_key_revocation").get(id) as
-        | { revoked_at: number | null }
-        | undefined;
-      if (!row) throw keyNotFound(id);
-      const revokedAt = row.revoked_at ?? Date.now();
-      if (row.revoked_at === null) this.#statement("revoke_api_key").run(revokedAt, id);
-      return revokedKey(id, revokedAt);
-    });
+    return this.#revoke(id, "find_api_key_revocation", "revoke_api_key", keyNotFound);
   }
 
   listKeys(org: string): { keys: ListedKey[] } {
     this.#requireOrg(org);
-    const rows = this.#statement("list_api_keys").all(org) as unknown as StoredKey[];
+    const rows = this.#statements.statement("list_api_keys").all(org) as unknown as StoredKey[];
     return { keys: rows.map(listedKey) };
   }
 
@@ -185,52 +165,63 @@ export class KeyStore implements KeyStoreApi {
     return tx(this.#db, () => {
       this.#requireOrg(org);
       const { id, key, hash } = newIngestKey();
-      this.#statement("insert_actor").run(id, org, name, hash, Date.now());
+      this.#statements.statement("insert_actor").run(id, org, name, hash, Date.now());
       return { actor_id: id, ingest_key: key };
     });
   }
 
   listActors(org: string): { actors: ListedActor[] } {
     this.#requireOrg(org);
-    const rows = this.#statement("list_actors").all(org) as unknown as StoredRow[];
+    const rows = this.#statements.statement("list_actors").all(org) as unknown as StoredRow[];
     return { actors: rows.map(listedActor) };
   }
 
   /** Revokes an actor's ingest key; revoking twice keeps the first time. */
   revokeActor(id: string): { id: string; revoked_at: string } {
-    return tx(this.#db, () => {
-      const row = this.#statement("find_actor_revocation").get(id) as
-        | { revoked_at: number | null }
-        | undefined;
-      if (!row) throw actorNotFound(id);
-      const revokedAt = row.revoked_at ?? Date.now();
-      if (row.revoked_at === null) this.#statement("revoke_actor").run(revokedAt, id);
-      return revokedKey(id, revokedAt);
-    });
+    return this.#revoke(id, "find_actor_revocation", "revoke_actor", actorNotFound);
   }
 
   cursorSecret(): Uint8Array {
-    const row = this.#statement("cursor_secret").get() as { value: Uint8Array } | undefined;
+    const row = this.#statements.statement("cursor_secret").get() as
+      | { value: Uint8Array }
+      | undefined;
     if (!row) throw new Error("Key store has no cursor secret: keys.db lacks migration 2");
     return new Uint8Array(row.value);
   }
 
-  /** The named statement of `sql/sqlite/keys.sql`, prepared once per connection. */
-  #statement(name: string): StatementSync {
-    let statement = this.#statements.get(name);
-    if (statement === undefined) {
-      statement = this.#db.prepare(namedSql(SQL, name));
-      this.#statements.set(name, statement);
-    }
-    return statement;
+  /** The unrevoked API key or actor of this hash (`find`); none for a null hash. */
+  #findLive(find: string, hash: string | null): { id: string; org_id: string } | undefined {
+    if (hash === null) return undefined;
+    return this.#statements.statement(find).get(hash) as { id: string; org_id: string } | undefined;
+  }
+
+  /**
+   * Revokes the API key or actor `find` reads, with `revoke`; one that does
+   * not exist is refused with `notFound`, and revoking twice keeps the first time.
+   */
+  #revoke(
+    id: string,
+    find: string,
+    revoke: string,
+    notFound: (id: string) => Error,
+  ): { id: string; revoked_at: string } {
+    return tx(this.#db, () => {
+      const row = this.#statements.statement(find).get(id) as
+        | { revoked_at: number | null }
+        | undefined;
+      if (!row) throw notFound(id);
+      const revokedAt = row.revoked_at ?? Date.now();
+      if (row.revoked_at === null) this.#statements.statement(revoke).run(revokedAt, id);
+      return revokedKey(id, revokedAt);
+    });
   }
 
   #requireOrg(org: string): void {
-    if (!this.#statement("find_org").get(org)) throw orgNotFound(org);
+    if (!this.#statements.statement("find_org").get(org)) throw orgNotFound(org);
   }
 
   #requireMember(org: string, member: string): void {
     this.#requireOrg(org);
-    if (!this.#statement("find_member").get(member, org)) throw memberNotFound(member);
+    if (!this.#statements.statement("find_member").get(member, org)) throw memberNotFound(member);
   }
 }

@@ -36,7 +36,7 @@ import telemetryUnmappedEvents from "../../../sql/sqlite/telemetry_0010_unmapped
 import telemetryNarrowCallIndexes from "../../../sql/sqlite/telemetry_0011_narrow_call_indexes.sql" with {
   type: "text",
 };
-import type { Migration } from "./database.ts";
+import type { Migration } from "../migration.ts";
 
 /** Migrations of `keys.db`. */
 export const keyStoreMigrations: readonly Migration[] = [

@@ -7,12 +7,12 @@
  *
  * @module
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import retentionSql from "../../../sql/sqlite/retention.sql" with { type: "text" };
-import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { parseNamedSql } from "../named_sql.ts";
 import type { RetentionOptions, RetentionResult } from "../stores.ts";
-import { tx } from "./database.ts";
+import { NamedStatements, tx } from "./database.ts";
 
 const statementsSql = { ...parseNamedSql(ingestSql), ...parseNamedSql(retentionSql) };
 const DAY_MS = 86_400_000;
@@ -20,12 +20,13 @@ const DAY_MS = 86_400_000;
 /** Prunes `telemetry.db` through its write connection. */
 export class Retention {
   readonly #db: DatabaseSync;
+  readonly #statements: NamedStatements;
   readonly #options: RetentionOptions;
   readonly #path: string;
-  readonly #statements = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync, path: string, options: RetentionOptions) {
     this.#db = db;
+    this.#statements = new NamedStatements(db, statementsSql);
     this.#path = path;
     this.#options = options;
   }
@@ -47,7 +48,9 @@ export class Retention {
     const total: RetentionResult = { toolCalls: 0, modelCalls: 0, reclaimedBytes: 0 };
     let metricPoints = 0;
     for (;;) {
-      const orgs = (this.#run("organizations", "all") as { org_id: string }[]).map((r) => r.org_id);
+      const orgs = (this.#statements.run("organizations", "all") as { org_id: string }[]).map((r) =>
+        r.org_id
+      );
       const overCap = this.#options.maxDiskBytes !== null &&
         this.usedBytes() > this.#options.maxDiskBytes;
       const cutoff = overCap ? this.#capCutoff(orgs) : now - this.#options.retentionDays * DAY_MS;
@@ -63,7 +66,11 @@ export class Retention {
       }
       if (deleted === 0) break;
     }
-    this.#run("delete_old_unmapped_events", "run", now - this.#options.retentionDays * DAY_MS);
+    this.#statements.run(
+      "delete_old_unmapped_events",
+      "run",
+      now - this.#options.retentionDays * DAY_MS,
+    );
     if (total.toolCalls + total.modelCalls + metricPoints > 0) {
       // Each step of this pragma frees one page: step it to the end (`exec` steps once).
       this.#db.prepare("PRAGMA incremental_vacuum").all();
@@ -77,7 +84,7 @@ export class Retention {
   #capCutoff(orgs: string[]): number {
     let oldest = Infinity;
     for (const org of orgs) {
-      const ts = (this.#run("oldest_time", "get", org) as { ts: number | null }).ts;
+      const ts = (this.#statements.run("oldest_time", "get", org) as { ts: number | null }).ts;
       if (ts !== null) oldest = Math.min(oldest, ts);
     }
     return Number.isFinite(oldest) ? Math.floor(oldest / DAY_MS) * DAY_MS + DAY_MS : -Infinity;
@@ -87,21 +94,27 @@ export class Retention {
   #deleteBatch(org: string, cutoff: number): { toolCalls: number; modelCalls: number } {
     if (!Number.isFinite(cutoff)) return { toolCalls: 0, modelCalls: 0 };
     return tx(this.#db, () => {
-      let seq = Number((this.#run("read_seq", "get") as { value: number }).value);
+      let seq = Number((this.#statements.run("read_seq", "get") as { value: number }).value);
       const touched = new Map<string, [string, string]>();
       const deleteRows = (select: string, remove: string, table: string) => {
-        const rows = this.#run(select, "all", org, cutoff, this.#options.batchSize) as {
+        const rows = this.#statements.run(select, "all", org, cutoff, this.#options.batchSize) as {
           id: string;
           org_id: string;
           session_id: string;
           tool_call_id?: string | null;
         }[];
         for (const row of rows) {
-          this.#run(remove, "run", row.id);
+          this.#statements.run(remove, "run", row.id);
           if (row.tool_call_id) {
-            this.#run("delete_call_decision", "run", row.org_id, row.session_id, row.tool_call_id);
+            this.#statements.run(
+              "delete_call_decision",
+              "run",
+              row.org_id,
+              row.session_id,
+              row.tool_call_id,
+            );
           }
-          this.#run("insert_tombstone", "run", ++seq, table, row.id);
+          this.#statements.run("insert_tombstone", "run", ++seq, table, row.id);
           touched.set(`${row.org_id}\u0000${row.session_id}`, [row.org_id, row.session_id]);
         }
         return rows.length;
@@ -109,16 +122,18 @@ export class Retention {
       const toolCalls = deleteRows("oldest_tool_calls", "delete_tool_call", "tool_calls");
       const modelCalls = deleteRows("oldest_model_calls", "delete_model_call", "model_calls");
       for (const [org, session] of touched.values()) {
-        this.#run("recount_session", "run", ++seq, org, session);
-        this.#run("recount_session_cost", "run", ++seq, org, session);
-        this.#run("clear_session_actors", "run", org, session);
-        this.#run("recount_session_actors", "run", org, session);
-        const dropped = this.#run("drop_empty_session", "run", org, session) as {
+        this.#statements.run("recount_session", "run", ++seq, org, session);
+        this.#statements.run("recount_session_cost", "run", ++seq, org, session);
+        this.#statements.run("clear_session_actors", "run", org, session);
+        this.#statements.run("recount_session_actors", "run", org, session);
+        const dropped = this.#statements.run("drop_empty_session", "run", org, session) as {
           changes: number | bigint;
         };
-        if (Number(dropped.changes) > 0) this.#run("delete_session_decisions", "run", org, session);
+        if (Number(dropped.changes) > 0) {
+          this.#statements.run("delete_session_decisions", "run", org, session);
+        }
       }
-      this.#run("write_seq", "run", seq);
+      this.#statements.run("write_seq", "run", seq);
       return { toolCalls, modelCalls };
     });
   }
@@ -127,8 +142,8 @@ export class Retention {
   #deleteMetricBatch(org: string, cutoff: number): number {
     if (!Number.isFinite(cutoff)) return 0;
     return tx(this.#db, () => {
-      let seq = Number((this.#run("read_seq", "get") as { value: number }).value);
-      const rows = this.#run(
+      let seq = Number((this.#statements.run("read_seq", "get") as { value: number }).value);
+      const rows = this.#statements.run(
         "oldest_metric_points",
         "all",
         org,
@@ -138,10 +153,10 @@ export class Retention {
         id: string;
       }[];
       for (const row of rows) {
-        this.#run("delete_metric_point", "run", row.id);
-        this.#run("insert_tombstone", "run", ++seq, "metric_points", row.id);
+        this.#statements.run("delete_metric_point", "run", row.id);
+        this.#statements.run("insert_tombstone", "run", ++seq, "metric_points", row.id);
       }
-      if (rows.length > 0) this.#run("write_seq", "run", seq);
+      if (rows.length > 0) this.#statements.run("write_seq", "run", seq);
       return rows.length;
     });
   }
@@ -160,14 +175,5 @@ export class Retention {
 
   #pragma(name: string): unknown {
     return Object.values(this.#db.prepare(`PRAGMA ${name}`).get() ?? {})[0];
-  }
-
-  #run(name: string, mode: "run" | "get" | "all", ...params: SQLInputValue[]): unknown {
-    let statement = this.#statements.get(name);
-    if (!statement) {
-      statement = this.#db.prepare(namedSql(statementsSql, name));
-      this.#statements.set(name, statement);
-    }
-    return statement[mode](...params);
   }
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
@@ -15,7 +15,7 @@ import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { emptyIngestSummary, ingestEvents, type IngestStore } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
 import { unmappedRows } from "../unmapped_rows.ts";
-import { namedSql, parseNamedSql } from "../named_sql.ts";
+import { parseNamedSql } from "../named_sql.ts";
 import { rescanDetection, rescannedTexts, type RescanRow, storedCallOf } from "../rescan.ts";
 import type { IngestSummary, Sender } from "../stores.ts";
 import {
@@ -27,7 +27,7 @@ import {
   TOOL_CALLS,
   withColumnLists,
 } from "../table_columns.ts";
-import { tx } from "./database.ts";
+import { NamedStatements, tx } from "./database.ts";
 
 const statementsSql = withColumnLists(parseNamedSql(ingestSql), () => "?");
 
@@ -61,20 +61,21 @@ function asError(error: unknown): Error {
 /** Writes telemetry into `telemetry.db`. */
 export class TelemetryWriter {
   readonly #db: DatabaseSync;
+  readonly #statements: NamedStatements;
   readonly #options: WriterOptions;
-  readonly #statements = new Map<string, StatementSync>();
   readonly #store: IngestStore;
   #seq = 0;
 
   constructor(db: DatabaseSync, options: WriterOptions) {
     this.#db = db;
+    this.#statements = new NamedStatements(db, statementsSql);
     this.#options = options;
     this.#store = this.#sqliteStore();
   }
 
   /** Throws unless the telemetry store takes a write transaction. */
   probe(): void {
-    tx(this.#db, () => this.#run("read_seq", "get"));
+    tx(this.#db, () => this.#statements.run("read_seq", "get"));
   }
 
   /**
@@ -82,12 +83,12 @@ export class TelemetryWriter {
    * its own value (one page), for readiness while writes were refused.
    */
   probeWrite(): void {
-    tx(this.#db, () => this.#run("write_seq", "run", this.currentSeq()));
+    tx(this.#db, () => this.#statements.run("write_seq", "run", this.currentSeq()));
   }
 
   /** SQLite's current `seq`: everything acknowledged so far. */
   currentSeq(): number {
-    return Number((this.#run("read_seq", "get") as { value: number }).value);
+    return Number((this.#statements.run("read_seq", "get") as { value: number }).value);
   }
 
   /**
@@ -146,7 +147,7 @@ export class TelemetryWriter {
     { sender, events, points = [], unmapped = [], prepared }: ExportToStore,
   ): IngestSummary {
     for (const row of unmappedRows(sender, unmapped, Date.now())) {
-      this.#run("note_unmapped", "run", ...row);
+      this.#statements.run("note_unmapped", "run", ...row);
     }
     this.#seq = this.currentSeq();
     const summary = prepared
@@ -154,9 +155,9 @@ export class TelemetryWriter {
       : ingestEvents(this.#store, sender, events, this.#options);
     for (const point of points) {
       const row = metricPointRow(sender, point, this.#nextSeq());
-      this.#run("insert_metric_point", "run", ...METRIC_POINTS.values(row));
+      this.#statements.run("insert_metric_point", "run", ...METRIC_POINTS.values(row));
     }
-    this.#run("write_seq", "run", this.#seq);
+    this.#statements.run("write_seq", "run", this.#seq);
     return summary;
   }
 
@@ -169,32 +170,34 @@ export class TelemetryWriter {
   rescanBatch(afterId: string, limit: number): { lastId: string | null; scanned: number } {
     return tx(this.#db, () => {
       this.#seq = this.currentSeq();
-      const rows = this.#run("calls_to_rescan", "all", afterId, limit) as RescanRow[];
+      const rows = this.#statements.run("calls_to_rescan", "all", afterId, limit) as RescanRow[];
       for (const row of rows) this.#rescanCall(row);
-      this.#run("write_seq", "run", this.#seq);
+      this.#statements.run("write_seq", "run", this.#seq);
       return { lastId: rows.at(-1)?.id ?? null, scanned: rows.length };
     });
   }
 
   #rescanCall(row: RescanRow): void {
-    const kept = this.#run("credential_flag", "get", row.id) as { evidence: string } | undefined;
+    const kept = this.#statements.run("credential_flag", "get", row.id) as
+      | { evidence: string }
+      | undefined;
     const detection = rescanDetection(row, kept?.evidence, this.#options);
     this.#store.forgetDetections(row.id, this.#nextSeq());
     const seq = this.#nextSeq();
     const texts = rescannedTexts(row, detection);
-    if (texts !== null) this.#run("update_call_text", "run", ...texts, seq, row.id);
+    if (texts !== null) this.#statements.run("update_call_text", "run", ...texts, seq, row.id);
     const call = storedCallOf(row);
     for (const flag of riskFlagRows(call, detection, seq)) {
-      this.#run("insert_risk_flag", "run", ...RISK_FLAGS.values(flag));
+      this.#statements.run("insert_risk_flag", "run", ...RISK_FLAGS.values(flag));
     }
     for (const hit of domainHitRows(call, detection, seq)) {
-      this.#run("insert_domain_hit", "run", ...DOMAIN_HITS.values(hit));
+      this.#statements.run("insert_domain_hit", "run", ...DOMAIN_HITS.values(hit));
     }
   }
 
   /** The ingest path's reads and writes as statements on the write connection. */
   #sqliteStore(): IngestStore {
-    const run = this.#run.bind(this);
+    const run = this.#statements.run.bind(this.#statements);
     return {
       nextSeq: () => this.#nextSeq(),
       findToolCall: (id) => {
@@ -254,14 +257,5 @@ export class TelemetryWriter {
 
   #nextSeq(): number {
     return ++this.#seq;
-  }
-
-  #run(name: string, mode: "run" | "get" | "all", ...params: SQLInputValue[]): unknown {
-    let statement = this.#statements.get(name);
-    if (!statement) {
-      statement = this.#db.prepare(namedSql(statementsSql, name));
-      this.#statements.set(name, statement);
-    }
-    return statement[mode](...params);
   }
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { NamedError } from "../../errors.ts";
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
@@ -12,15 +13,9 @@ import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";
 import { exportFindings } from "../call_detection.ts";
 import { eventRowIds } from "../row_ids.ts";
-import type {
-  IngestSummary,
-  RetentionOptions,
-  RetentionResult,
-  Sender,
-  TelemetryWriterApi,
-} from "../stores.ts";
+import type { IngestSummary, RetentionResult, Sender, TelemetryWriterApi } from "../stores.ts";
 import type { PreparedEvents } from "./telemetry_writer.ts";
-import type { WriterRequest, WriterResponse } from "./writer_worker.ts";
+import type { WriterOpenOptions, WriterRequest, WriterResponse } from "./writer_worker.ts";
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 
@@ -28,8 +23,7 @@ type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => vo
 type Body<R> = R extends unknown ? Omit<R, "id"> : never;
 
 /** A failure inside the writer thread, with SQLite's error code when it had one. */
-export class WriterError extends Error {
-  override name = "WriterError";
+export class WriterError extends NamedError {
   constructor(message: string, readonly errcode?: number) {
     super(message);
   }
@@ -61,10 +55,7 @@ export class WriterThread implements TelemetryWriterApi {
   }
 
   /** Starts the thread and opens the (already migrated) store in it. */
-  static async open(
-    path: string,
-    options: { redactSecrets: boolean; retention: RetentionOptions },
-  ): Promise<WriterThread> {
+  static async open(path: string, options: WriterOpenOptions): Promise<WriterThread> {
     const thread = new WriterThread();
     thread.#path = path;
     thread.#redactSecrets = options.redactSecrets;

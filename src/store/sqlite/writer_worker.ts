@@ -18,9 +18,15 @@ import type { IngestSummary, RetentionOptions, Sender } from "../stores.ts";
 import type { CheckpointRequest } from "./checkpoint_worker.ts";
 import { type PreparedEvents, TelemetryWriter } from "./telemetry_writer.ts";
 
+/** What the thread opens the store with, besides its path. */
+export interface WriterOpenOptions {
+  redactSecrets: boolean;
+  retention: RetentionOptions;
+}
+
 /** Messages to the writer thread. */
 export type WriterRequest =
-  | { id: number; op: "open"; path: string; redactSecrets: boolean; retention: RetentionOptions }
+  | { id: number; op: "open"; path: string } & WriterOpenOptions
   | {
     id: number;
     op: "ingest";

@@ -11,6 +11,16 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether `error` is the API refusing the key (401); if so, tells the app, which asks for the key
+ * again.
+ */
+export function refusedKey(error) {
+  if (!(error instanceof ApiError) || error.status !== 401) return false;
+  document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: error }));
+  return true;
+}
+
 /** The key the user entered in this tab, or null. */
 export function storedKey() {
   return sessionStorage.getItem(KEY);

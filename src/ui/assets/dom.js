@@ -142,6 +142,19 @@ export function errorBox(error) {
   return h("div", { class: "error-box", role: "alert" }, h("code", {}, code), ": ", message);
 }
 
+/** A filters form: submitting it opens `view` with the parameters `paramsOf` reads from its data. */
+export function filtersForm(label, view, paramsOf, ...children) {
+  const form = h("form", {
+    class: "filters",
+    "aria-label": label,
+    onsubmit: (event) => {
+      event.preventDefault();
+      location.hash = route(view, paramsOf(new FormData(form)));
+    },
+  }, ...children);
+  return form;
+}
+
 /** A section panel with a heading. */
 export function panel(title, ...children) {
   const id = `p-${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;

@@ -1,11 +1,12 @@
 // Sessions and tool-call lists: every filter of the spec, pickers fed by the facets, the filters
 // in the URL (shareable, back button), and "Load more" on next_cursor.
-import { api } from "./api.js";
+import { api, refusedKey } from "./api.js";
 import {
   count,
   decisionText,
   duration,
   errorBox,
+  filtersForm,
   h,
   input,
   outcomeBadge,
@@ -38,25 +39,20 @@ async function listView({ params }, spec) {
   const query = { ...filters, team: filters.team.split(",").filter(Boolean), limit: 50 };
   const [facets, first] = await Promise.all([api(spec.facetsPath), api(spec.path, query)]);
 
-  const form = h(
-    "form",
-    {
-      class: "filters",
-      "aria-label": `${spec.title} filters`,
-      onsubmit: (event) => {
-        event.preventDefault();
-        const data = new FormData(form);
-        const next = {};
-        for (const name of spec.filters) {
-          const value = String(data.get(name) ?? "").trim();
-          next[name] = name === "after" || name === "before"
-            ? fromLocalInput(value)
-            : name === "team"
-            ? value.split(",").map((t) => t.trim()).filter(Boolean)
-            : value;
-        }
-        location.hash = route(spec.view, next);
-      },
+  const form = filtersForm(
+    `${spec.title} filters`,
+    spec.view,
+    (data) => {
+      const next = {};
+      for (const name of spec.filters) {
+        const value = String(data.get(name) ?? "").trim();
+        next[name] = name === "after" || name === "before"
+          ? fromLocalInput(value)
+          : name === "team"
+          ? value.split(",").map((t) => t.trim()).filter(Boolean)
+          : value;
+      }
+      return next;
     },
     spec.fields(filters, facets),
     knownActors(first.data),
@@ -89,9 +85,7 @@ async function listView({ params }, spec) {
       cursor = page.next_cursor;
       error.replaceChildren();
     } catch (e) {
-      if (e.status === 401) {
-        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: e }));
-      }
+      refusedKey(e);
       error.replaceChildren(errorBox(e));
     } finally {
       more.disabled = false;

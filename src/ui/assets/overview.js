@@ -1,11 +1,12 @@
 // Overview: the organization at a glance over a window. Every number links to the list behind it.
-import { api, ApiError } from "./api.js";
+import { api, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
 import {
   count,
   decimal,
   duration,
   errorBox,
+  filtersForm,
   h,
   input,
   panel,
@@ -142,11 +143,7 @@ export async function overviewView({ params }) {
       for (const c of slots[name].classList) node.classList.add(c);
       slots[name].replaceWith(node);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) {
-        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: error }));
-        return;
-      }
-      slots[name].append(errorBox(error));
+      if (!refusedKey(error)) slots[name].append(errorBox(error));
     }
   };
   fill("topTools", (body) => topToolsPanel(body, filters));
@@ -166,22 +163,15 @@ function placeholder(grid, title, className) {
 }
 
 function controls(state) {
-  const form = h(
-    "form",
-    {
-      class: "filters",
-      "aria-label": "Overview filters",
-      onsubmit: (event) => {
-        event.preventDefault();
-        const data = new FormData(form);
-        location.hash = route("overview", {
-          window: data.get("window"),
-          granularity: data.get("granularity"),
-          actor: String(data.get("actor") ?? "").trim(),
-          team: String(data.get("team") ?? "").split(",").map((t) => t.trim()).filter(Boolean),
-        });
-      },
-    },
+  const form = filtersForm(
+    "Overview filters",
+    "overview",
+    (data) => ({
+      window: data.get("window"),
+      granularity: data.get("granularity"),
+      actor: String(data.get("actor") ?? "").trim(),
+      team: String(data.get("team") ?? "").split(",").map((t) => t.trim()).filter(Boolean),
+    }),
     select(
       "Window",
       "window",
@@ -214,6 +204,8 @@ function controls(state) {
 
 function topToolsPanel(body, filters) {
   const rows = body.breakdown.slice(0, 10);
+  const callsOf = (r, outcome) =>
+    route("tool-calls", { ...filters, tool_name: r.tool_name, tool_type: r.tool_type, outcome });
   return panel(
     "Top tools",
     h(
@@ -235,27 +227,12 @@ function topToolsPanel(body, filters) {
         {
           label: "Calls",
           num: true,
-          cell: (r) =>
-            h("a", {
-              href: route("tool-calls", {
-                ...filters,
-                tool_name: r.tool_name,
-                tool_type: r.tool_type,
-              }),
-            }, count(r.calls)),
+          cell: (r) => h("a", { href: callsOf(r) }, count(r.calls)),
         },
         {
           label: "Errors",
           num: true,
-          cell: (r) =>
-            h("a", {
-              href: route("tool-calls", {
-                ...filters,
-                tool_name: r.tool_name,
-                tool_type: r.tool_type,
-                outcome: "error",
-              }),
-            }, count(r.errors)),
+          cell: (r) => h("a", { href: callsOf(r, "error") }, count(r.errors)),
         },
         { label: "Avg duration", num: true, cell: (r) => duration(r.avg_duration_ms) },
       ],

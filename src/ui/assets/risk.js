@@ -1,9 +1,20 @@
 // Risk: flags by kind over a window, and a drill-down to the calls that raised one kind. The API
 // serves individual flags inside session details only, so the drill-down reads the window's
 // sessions newest first, a batch at a time.
-import { api, apiEach } from "./api.js";
+import { api, apiEach, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
-import { count, errorBox, h, panel, route, select, table, tableRow, when } from "./dom.js";
+import {
+  count,
+  errorBox,
+  filtersForm,
+  h,
+  panel,
+  route,
+  select,
+  table,
+  tableRow,
+  when,
+} from "./dom.js";
 import { overviewState } from "./overview.js";
 import { flagsByCall } from "./session.js";
 
@@ -28,21 +39,16 @@ export async function riskView({ params }) {
   const link = (kind) =>
     route("risk", { window: state.window, granularity: state.granularity, flag: kind });
 
-  const form = h(
-    "form",
-    {
-      class: "filters",
-      "aria-label": "Risk filters",
-      onsubmit: (event) => {
-        event.preventDefault();
-        const data = new FormData(form);
-        const window = data.get("window");
-        location.hash = route("risk", {
-          window,
-          granularity: window === "7d" ? "daily" : data.get("granularity"),
-          flag: data.get("flag"),
-        });
-      },
+  const form = filtersForm(
+    "Risk filters",
+    "risk",
+    (data) => {
+      const window = data.get("window");
+      return {
+        window,
+        granularity: window === "7d" ? "daily" : data.get("granularity"),
+        flag: data.get("flag"),
+      };
     },
     select("Window", "window", [["7d", "Last 7 days"], ["30d", "Last 30 days"], [
       "90d",
@@ -211,9 +217,7 @@ function drillDown(flag, window) {
       cursor = page.next_cursor;
       done = !cursor;
     } catch (e) {
-      if (e.status === 401) {
-        document.dispatchEvent(new CustomEvent("api-unauthenticated", { detail: e }));
-      }
+      refusedKey(e);
       error.replaceChildren(errorBox(e));
     } finally {
       more.disabled = false;
