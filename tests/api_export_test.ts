@@ -191,6 +191,11 @@ engineTest(
       assert.deepEqual([...whole, ...rest], lines);
     });
   },
+  // The stream this test cuts short leaves the server's side of its connection to close when the
+  // server notices, which on a busy machine can be after the test ends (CI saw the "http"
+  // resource once); that a client gone ends the reads is checked by "a big export is read page
+  // by page…".
+  { sanitizeResources: false },
 );
 
 engineTest(
