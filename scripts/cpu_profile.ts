@@ -9,38 +9,28 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { handleHelp, parseOrExit } from "./_script_args.ts";
 
 const HELP =
   `deno run -A scripts/cpu_profile.ts [--inspect HOST:PORT] [--seconds N] [--top N] [--out FILE]
 Profiles the main thread of a server started with --inspect=HOST:PORT (default 127.0.0.1:9229) for
 N seconds (default 10) and prints its self time by function and by file; --out keeps the profile.`;
 
-const { values } = (() => {
-  try {
-    return parseArgs({
-      args: Deno.args,
-      options: {
-        inspect: { type: "string", default: "127.0.0.1:9229" },
-        seconds: { type: "string", default: "10" },
-        top: { type: "string", default: "35" },
-        out: { type: "string" },
-        help: { type: "boolean", default: false },
-      },
-    });
-  } catch (error) {
-    // deno-lint-ignore no-console
-    console.error(`error: ${error instanceof Error ? error.message : error}\n${HELP}`);
-    return Deno.exit(2);
-  }
-})();
+handleHelp(HELP);
+const { values } = parseOrExit(HELP, () =>
+  parseArgs({
+    args: Deno.args,
+    options: {
+      inspect: { type: "string", default: "127.0.0.1:9229" },
+      seconds: { type: "string", default: "10" },
+      top: { type: "string", default: "35" },
+      out: { type: "string" },
+    },
+  }));
 const print = (line: string) => {
   // deno-lint-ignore no-console
   console.log(line);
 };
-if (values.help) {
-  print(HELP);
-  Deno.exit(0);
-}
 const seconds = Number(values.seconds);
 const top = Number(values.top);
 if (!(seconds > 0 && seconds <= 600) || !Number.isInteger(top) || top < 1) {

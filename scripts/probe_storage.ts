@@ -14,6 +14,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { handleHelp, parseOrExit } from "./_script_args.ts";
 import { DatabaseSync } from "node:sqlite";
 import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
@@ -24,27 +25,15 @@ const HELP = `deno run -A scripts/probe_storage.ts [--calls N] [--dir DIR]
 Inserts N realistic tool calls (default 300,000) into today's tool_calls layout and into a candidate
 with integer keys and dictionary-encoded texts, and prints bytes per call and inserts per second.`;
 
-const { values } = (() => {
-  try {
-    return parseArgs({
-      args: Deno.args,
-      options: {
-        calls: { type: "string", default: "300000" },
-        dir: { type: "string" },
-        help: { type: "boolean", default: false },
-      },
-    });
-  } catch (error) {
-    // deno-lint-ignore no-console
-    console.error(`error: ${error instanceof Error ? error.message : error}\n${HELP}`);
-    return Deno.exit(2);
-  }
-})();
-if (values.help) {
-  // deno-lint-ignore no-console
-  console.log(HELP);
-  Deno.exit(0);
-}
+handleHelp(HELP);
+const { values } = parseOrExit(HELP, () =>
+  parseArgs({
+    args: Deno.args,
+    options: {
+      calls: { type: "string", default: "300000" },
+      dir: { type: "string" },
+    },
+  }));
 const target = Number(values.calls);
 if (!Number.isInteger(target) || target < 1000) {
   // deno-lint-ignore no-console
