@@ -448,7 +448,8 @@ async function startDemo(): Promise<Demo> {
   let seen = "";
   const found = () => /Demo API key: (wb_api_\w+)/.exec(seen);
   const deadline = setTimeout(() => child.kill("SIGKILL"), 180_000);
-  while (!found()) {
+  // The key comes first; the demo's data is all in once it says how to stop it.
+  while (!/Press Ctrl-C/.test(seen)) {
     const { value, done } = await lines.read();
     if (done) break;
     seen += value;
