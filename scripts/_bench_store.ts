@@ -57,6 +57,8 @@ export interface BenchStore {
   describe(): Promise<string>;
   /** `SELECT count(*) FROM tool_calls`. */
   toolCalls(): Promise<number>;
+  /** The oldest tool call's time (ms), or null when there is none. */
+  oldestCallTs(): Promise<number | null>;
   /** `SELECT count(*) FROM metric_points`. */
   metricPoints(): Promise<number>;
   /** The last telemetry `seq` handed out. */
@@ -131,6 +133,13 @@ export class SqliteBenchStore implements BenchStore {
   toolCalls(): Promise<number> {
     const row = this.#open().prepare("SELECT count(*) AS n FROM tool_calls").get() as { n: number };
     return Promise.resolve(Number(row.n));
+  }
+
+  oldestCallTs(): Promise<number | null> {
+    const row = this.#open().prepare("SELECT min(ts) AS ts FROM tool_calls").get() as {
+      ts: number | null;
+    };
+    return Promise.resolve(row.ts === null ? null : Number(row.ts));
   }
 
   metricPoints(): Promise<number> {
@@ -352,6 +361,11 @@ export class PostgresBenchStore implements BenchStore {
 
   async toolCalls(): Promise<number> {
     return Number((await this.#one<{ n: number }>("SELECT count(*) AS n FROM tool_calls")).n);
+  }
+
+  async oldestCallTs(): Promise<number | null> {
+    const row = await this.#one<{ ts: number | null }>("SELECT min(ts) AS ts FROM tool_calls");
+    return row.ts === null ? null : Number(row.ts);
   }
 
   async metricPoints(): Promise<number> {

@@ -40,7 +40,7 @@
  * - `--sqlite-cap S`: seconds one baseline may run before it is stopped and
  *   reported as "> S s" (default 180; longer windows of the same insight are
  *   then skipped).
- * - `--mixed`, `--metrics`, `--export`: run only these phases (after ingest, or over a
+ * - `--mixed`, `--metrics`, `--export`, `--retention`: run only these phases (after ingest, or over a
  *   `--reuse DIR`); the report goes to `bench-<calls>-<engine>-<phases>.md`.
  *   Without either, every phase runs, these two last.
  * - `--mixed-seconds S`: length of the mixed load (default 60, 10 with
@@ -102,6 +102,7 @@ import {
   mixedLoad,
   type MixedRequests,
 } from "./_bench_mixed.ts";
+import { ingestDuringRetention } from "./_bench_retention.ts";
 import { BenchServer, killAllServers, OtherLoad, type RssSample, tail } from "./_bench_server.ts";
 import {
   type BenchStore,
@@ -112,8 +113,8 @@ import {
 
 const USAGE = `deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
                 [--database postgres://USER@HOST:PORT/DB] [--concurrency N] [--order time|actor]
-                [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--export] [--mixed-seconds S]
-                [--connections N]
+                [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--export] [--retention]
+                [--mixed-seconds S] [--connections N]
 Measures ingest, lists, details, insights, export, footprint and a mixed load of a real server
 (1,000,000 tool calls by default; --quick: 100,000). scripts/bench.ts says what each flag does.`;
 handleHelp(USAGE);
@@ -133,6 +134,7 @@ const args = parseOrExit(USAGE, () =>
       mixed: { type: "boolean", default: false },
       metrics: { type: "boolean", default: false },
       export: { type: "boolean", default: false },
+      retention: { type: "boolean", default: false },
       "mixed-seconds": { type: "string" },
       connections: { type: "string", default: "200" },
     },
@@ -160,8 +162,9 @@ const onlyPhases = [
   ...(args.values.metrics ? ["metrics"] : []),
   ...(args.values.mixed ? ["mixed"] : []),
   ...(args.values.export ? ["export"] : []),
+  ...(args.values.retention ? ["retention"] : []),
 ];
-const runs = (phase: "metrics" | "mixed" | "export") =>
+const runs = (phase: "metrics" | "mixed" | "export" | "retention") =>
   onlyPhases.length === 0 || onlyPhases.includes(phase);
 const mixedConnections = Number(args.values.connections);
 if (!Number.isSafeInteger(mixedConnections) || mixedConnections < 1) {
@@ -1047,6 +1050,73 @@ async function createPhaseActors(
   }
 }
 
+/**
+ * Retention of the oldest day or two under ingest: the server restarts with
+ * `--retention-days` set so that its first pass (10 s after start) deletes
+ * everything older than the oldest call's day + 1 to 2 days, while 4
+ * connections keep sending small exports; returns the new server.
+ */
+async function retentionPhase(
+  previous: BenchServer,
+  store: BenchStore,
+  ingestKeys: readonly string[],
+  stopServer: (server: BenchServer) => Promise<void>,
+  apiKey: string,
+  dir: string,
+): Promise<BenchServer> {
+  const oldest = await store.oldestCallTs();
+  const days = oldest === null ? 0 : Math.floor((Date.now() - oldest) / DAY) - 1;
+  if (days < 90) {
+    notes.push(`Retention phase skipped: the data spans ${days + 1} days, retention takes ≥ 90.`);
+    return previous;
+  }
+  await stopServer(previous);
+  const logPath = newLogPath();
+  const callsBefore = await store.toolCalls();
+  progress(`retention: --retention-days ${days} over ${int(callsBefore)} tool calls, under ingest`);
+  const server = await BenchServer.start(dir, {
+    apiKey,
+    logPath,
+    serveArgs: [...store.serveArgs, "--retention-days", String(days)],
+  });
+  const run = await ingestDuringRetention({
+    ingestUrl: server.ingestUrl,
+    logPath,
+    ingest: generatedIngest({ ingestKeys, seed: (Date.now() >>> 0) + 1, now: new Date() }),
+    concurrency: 4,
+    timeoutMs: 600_000,
+  });
+  const { pass } = run;
+  const rows = pass.deletedToolCalls + pass.deletedModelCalls;
+  report.add(
+    "Retention",
+    `first pass with --retention-days ${days} (the oldest 1–2 days), 4 connections of ${MIXED_INGEST_RECORDS}-record exports meanwhile`,
+    `${int(pass.deletedToolCalls)} tool calls + ${int(pass.deletedModelCalls)} model calls in ${
+      ms(pass.durationMs)
+    } = ${int((pass.deletedToolCalls / pass.durationMs) * 1000)} tool calls/s (${
+      int((rows / pass.durationMs) * 1000)
+    } rows/s); ${bytes(pass.reclaimedBytes)} returned to the file system`,
+  );
+  const errors = Object.entries(run.errors).map(([cause, n]) => `${n} × ${cause}`).join(", ");
+  report.add(
+    "Retention",
+    "ingest latency during the pass (requests overlapping it) and outside it",
+    `during: p50 ${ms(percentile(run.duringPass, 50))}, p99 ${
+      ms(percentile(run.duringPass, 99))
+    }, max ${ms(Math.max(0, ...run.duringPass))} (n=${run.duringPass.length}); outside: p50 ${
+      ms(percentile(run.outsidePass, 50))
+    }, p99 ${ms(percentile(run.outsidePass, 99))} (n=${run.outsidePass.length})${
+      errors ? `; failed: ${errors}` : ""
+    }`,
+  );
+  report.add(
+    "Retention",
+    "a day of a 100M store (250,000 calls) at this pass's rate (issue #31: ≤ 10 s)",
+    `${ms((250_000 / pass.deletedToolCalls) * pass.durationMs)} (extrapolated, linear)`,
+  );
+  return server;
+}
+
 /** Points per metrics export: 8 agent sessions' interval (≈ 12 points each). */
 const METRICS_SESSIONS_PER_REQUEST = 8;
 
@@ -1533,7 +1603,7 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
     return await startServer();
   }
   // Their actors exist before the server that serves them starts.
-  const phaseKeys = runs("metrics") || runs("mixed")
+  const phaseKeys = runs("metrics") || runs("mixed") || runs("retention")
     ? await createPhaseActors(dir, store.databaseUrl, meta.orgId, 20)
     : [];
   let server = await startServer();
@@ -1605,6 +1675,9 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
         phaseKeys,
         () => serverCpuMs(server),
       );
+    }
+    if (runs("retention")) {
+      server = await retentionPhase(server, store, phaseKeys, stopServer, apiKey, dir);
     }
     server.assertAlive();
   } finally {

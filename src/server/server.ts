@@ -187,14 +187,19 @@ export async function startServer(
   let retentionRun: Promise<RetentionResult> | null = null;
   // Passes run one after another, so a pass at a fixed `now` never returns the result of another.
   const runRetention = (now?: number): Promise<RetentionResult> => {
+    let started = 0;
     const pass = (retentionRun ?? Promise.resolve(NOTHING_PRUNED)).catch(() => NOTHING_PRUNED)
-      .then(() => writer?.runRetention(now ?? clock()) ?? NOTHING_PRUNED)
+      .then(() => {
+        started = performance.now();
+        return writer?.runRetention(now ?? clock()) ?? NOTHING_PRUNED;
+      })
       .then((result) => {
         if (result.toolCalls + result.modelCalls > 0) {
           log("info", "retention pass", {
             deleted_tool_calls: result.toolCalls,
             deleted_model_calls: result.modelCalls,
             reclaimed_bytes: result.reclaimedBytes,
+            duration_ms: Math.round(performance.now() - started),
           });
         }
         return result;
