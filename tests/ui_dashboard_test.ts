@@ -361,7 +361,7 @@ if (!INSIDE) {
         assert.ok(!(await text(page, "main")).includes("other-org-laptop"), "the other org shows");
         assert.deepEqual(await text(page, "[data-fleet=actors]"), numbers.format(all.data.length));
 
-        // The old actor: seen ten days ago, no session this week, its two unknown events.
+        // The old actor: seen ten days ago, no session this week; another's two unknown events.
         const old = all.data.find((a: { actor_id: string }) => a.actor_id === fleet.oldActor);
         assert.deepEqual(
           await page.$eval(`${oldRow} [data-last-seen]`, (e) => e.getAttribute("data-last-seen")),
@@ -370,7 +370,10 @@ if (!INSIDE) {
         assert.match(await text(page, `${oldRow} [data-last-seen] .note`), /^10 d ago$/);
         assert.deepEqual(await text(page, `${oldRow} td:nth-child(3)`), "0");
         assert.match(
-          await text(page, `${oldRow} [data-event=hook_execution_start]`),
+          await text(
+            page,
+            `tr:has([data-actor-sessions="${fleet.hooksActor}"]) [data-event=hook_execution_start]`,
+          ),
           /^hook_execution_start × 2 · claude-code, unmapped event$/,
         );
 
@@ -382,7 +385,7 @@ if (!INSIDE) {
         const newest = versions.reduce((a: string, b: string) =>
           b.localeCompare(a, "en", { numeric: true }) > 0 ? b : a
         );
-        assert.notEqual(newest, "1.0.0");
+        assert.notEqual(newest, "2.1.99");
         const marks = await page.$$eval(
           "li[data-agent=claude-code]",
           (items) =>
@@ -402,7 +405,10 @@ if (!INSIDE) {
         await page.type("input[name=silent_days]", "7");
         await page.click("form.filters button[type=submit]");
         await page.waitForFunction(() => location.hash === "#/fleet?silent_days=7");
-        await page.waitForFunction(() => document.querySelector("[data-fleet=actors]"));
+        await page.waitForFunction(() =>
+          document.querySelector("[data-fleet=actors]")?.previousElementSibling?.textContent ===
+            "Silent actors"
+        );
         const silent = await api("/v1/fleet?silent_days=7");
         assert.deepEqual(await shownIds(), ids(silent));
         assert.ok(ids(silent).includes(fleet.oldActor));
@@ -594,15 +600,17 @@ async function startDemo(): Promise<Demo> {
 }
 
 /**
- * Fleet data (issue #33): a new actor of the demo's organization whose one session ran Claude Code
- * 1.0.0 ten days ago and sent two events the server does not keep, and a second organization whose
- * actor runs a newer Claude Code now.
+ * Fleet data (issue #33): in the demo's organization, an actor whose one session ran Claude Code
+ * 2.1.99 (older than 2.1.240, though it sorts after it as text) ten days ago, and one that sent two
+ * events the server does not keep a minute ago; a second organization whose actor runs a newer
+ * Claude Code now.
  */
 async function addFleet(
   demo: Demo,
-): Promise<{ oldActor: string; session: string; theirs: string }> {
+): Promise<{ oldActor: string; hooksActor: string; session: string; theirs: string }> {
   const org = (await cli(demo, "org", "list")).orgs[0].id;
   const old = await cli(demo, "actor", "create", "--org", org, "--name", "fleet-old-laptop");
+  const hooks = await cli(demo, "actor", "create", "--org", org, "--name", "fleet-hooks-laptop");
   const other = await cli(demo, "org", "create", "--name", "other-org");
   const theirs = await cli(
     demo,
@@ -632,15 +640,23 @@ async function addFleet(
     });
     assert.deepEqual(response.status, 200, await response.text());
   };
-  await send(old.ingest_key, [
-    call(session, "toolu_old", then, "1.0.0"),
-    claudeEvent("hook_execution_start", then + 1000, { "session.id": session }),
-    claudeEvent("hook_execution_start", then + 2000, { "session.id": session }),
+  await send(old.ingest_key, [call(session, "toolu_old", then, "2.1.99")]);
+  // Records that store nothing count when they arrive (docs/api.md §4.19), so another actor.
+  const now = Date.now() - 60_000;
+  await send(hooks.ingest_key, [
+    call("ui-test-fleet-hooks", "toolu_hooks", now, "2.1.240"),
+    claudeEvent("hook_execution_start", now + 1000, { "session.id": "ui-test-fleet-hooks" }),
+    claudeEvent("hook_execution_start", now + 2000, { "session.id": "ui-test-fleet-hooks" }),
   ]);
   await send(theirs.ingest_key, [
     call("ui-test-other-org", "toolu_theirs", Date.now() - 60_000, "9.9.9"),
   ]);
-  return { oldActor: old.actor_id, session, theirs: theirs.actor_id };
+  return {
+    oldActor: old.actor_id,
+    hooksActor: hooks.actor_id,
+    session,
+    theirs: theirs.actor_id,
+  };
 }
 
 /** Runs an admin command of the CLI on the demo's data directory and returns its JSON. */

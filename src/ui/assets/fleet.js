@@ -119,7 +119,10 @@ export async function fleetView({ params }) {
           : h("span", { class: "muted" }, "never sent telemetry"),
     },
     { label: "Sessions (7 days)", num: true, cell: (a) => count(a.sessions_7d) },
-    { label: "Agents and versions", cell: (a) => agentsList(a.agents, isOutdated, newest) },
+    {
+      label: "Agents and versions",
+      cell: (a) => agentsList(a.agents, isOutdated, newest, now),
+    },
     { label: "Not understood", cell: (a) => unmappedList(a.unmapped_events) },
   ];
 
@@ -148,7 +151,7 @@ export async function fleetView({ params }) {
     ),
     h(
       "section",
-      { class: "panel fleet", "aria-label": "Actors" },
+      { class: "panel stacked", "aria-label": "Actors" },
       actors.length === 0
         ? h(
           "p",
@@ -164,7 +167,7 @@ export async function fleetView({ params }) {
 }
 
 /** An actor's agents and versions, each with its last time; outdated versions marked. */
-function agentsList(agents, isOutdated, newest) {
+function agentsList(agents, isOutdated, newest, now) {
   if (agents.length === 0) return h("span", { class: "muted" }, "—");
   return h(
     "ul",
@@ -191,7 +194,7 @@ function agentsList(agents, isOutdated, newest) {
             ]),
           ]
           : null,
-        h("span", { class: "note" }, ` · ${when(row.last_seen)}`),
+        h("span", { class: "note", title: when(row.last_seen) }, ` · ${ago(row.last_seen, now)}`),
       );
     }),
   );
