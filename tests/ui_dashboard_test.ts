@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import axeSource from "axe-core/axe.min.js" with { type: "text" };
 import type { Page } from "puppeteer-core";
-import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
+import { apiRequest, claudeEvent, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 import { CHROMIUM, launchBrowser, offLoopback } from "./_ui_browser.ts";
 
 const INSIDE = Deno.env.get("AGENT_TELEMETRY_UI_NETNS") === "1";
@@ -338,6 +338,125 @@ if (!INSIDE) {
       await axeCheck(page, "risk");
     });
 
+    await t.step(
+      "the Fleet page lists the organization's actors with their versions, silence and sessions",
+      async () => {
+        const fleet = await addFleet(demo);
+        const ids = (body: { data: { actor_id: string }[] }) => body.data.map((a) => a.actor_id);
+        const shownIds = () =>
+          page.$$eval(
+            "tbody tr [data-actor-sessions]",
+            (links) => links.map((a) => a.getAttribute("data-actor-sessions")),
+          );
+        const oldRow = `tr:has([data-actor-sessions="${fleet.oldActor}"])`;
+
+        // Every actor of this organization in the API's order; the other organization's not.
+        const all = await api("/v1/fleet");
+        await page.click("nav a[data-view=fleet]");
+        await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Fleet");
+        await page.waitForSelector("[data-fleet=actors]");
+        assert.deepEqual(await shownIds(), ids(all));
+        assert.ok(ids(all).includes(fleet.oldActor), "the old actor is not in the fleet");
+        assert.ok(!ids(all).includes(fleet.theirs), "the API answered another organization");
+        assert.ok(!(await text(page, "main")).includes("other-org-laptop"), "the other org shows");
+        assert.deepEqual(await text(page, "[data-fleet=actors]"), numbers.format(all.data.length));
+
+        // The old actor: seen ten days ago, no session this week; another's two unknown events.
+        const old = all.data.find((a: { actor_id: string }) => a.actor_id === fleet.oldActor);
+        assert.deepEqual(
+          await page.$eval(`${oldRow} [data-last-seen]`, (e) => e.getAttribute("data-last-seen")),
+          old.last_seen,
+        );
+        assert.match(await text(page, `${oldRow} [data-last-seen] .note`), /^10 d ago$/);
+        assert.deepEqual(await text(page, `${oldRow} td:nth-child(3)`), "0");
+        assert.match(
+          await text(
+            page,
+            `tr:has([data-actor-sessions="${fleet.hooksActor}"]) [data-event=hook_execution_start]`,
+          ),
+          /^hook_execution_start × 2 · claude-code, unmapped event$/,
+        );
+
+        // Outdated: older than the newest version of the same agent in the organization.
+        const versions = all.data.flatMap((a: { agents: { agent: string }[] }) => a.agents)
+          .filter((r: { agent: string; agent_version: string }) =>
+            r.agent === "claude-code" && r.agent_version !== ""
+          ).map((r: { agent_version: string }) => r.agent_version);
+        const newest = versions.reduce((a: string, b: string) =>
+          b.localeCompare(a, "en", { numeric: true }) > 0 ? b : a
+        );
+        assert.notEqual(newest, "2.1.99");
+        const marks = await page.$$eval(
+          "li[data-agent=claude-code]",
+          (items) =>
+            items.map((li) => [li.getAttribute("data-version"), li.dataset.outdated ?? ""]),
+        );
+        assert.ok(marks.length > 1, JSON.stringify(marks));
+        for (const [version, outdated] of marks) {
+          const expected = version !== "" && version !== newest ? "true" : "";
+          assert.deepEqual(outdated, expected, `claude-code ${version}`);
+        }
+        assert.deepEqual(await page.$$eval(`${oldRow} .badge.outdated`, (b) => b.length), 1);
+        await axeCheck(page, "fleet");
+        await page.screenshot({ path: `${SCREENSHOTS}/fleet.png` });
+
+        // Silent for 7 days: the actors the API names, the old one still marked outdated.
+        await page.$eval("input[name=silent_days]", (e) => (e as HTMLInputElement).value = "");
+        await page.type("input[name=silent_days]", "7");
+        await page.click("form.filters button[type=submit]");
+        await page.waitForFunction(() => location.hash === "#/fleet?silent_days=7");
+        await page.waitForFunction(() =>
+          document.querySelector("[data-fleet=actors]")?.previousElementSibling?.textContent ===
+            "Silent actors"
+        );
+        const silent = await api("/v1/fleet?silent_days=7");
+        assert.deepEqual(await shownIds(), ids(silent));
+        assert.ok(ids(silent).includes(fleet.oldActor));
+        assert.ok(ids(silent).length < ids(all).length, "the filter kept every actor");
+        assert.deepEqual(await page.$$eval(`${oldRow} .badge.outdated`, (b) => b.length), 1);
+
+        // Nobody silent for ten years: the empty state; a refused value: the API's words.
+        assert.deepEqual(ids(await api("/v1/fleet?silent_days=3650")), []);
+        await page.goto(`${base}#/fleet?silent_days=3650`);
+        await page.waitForFunction(() =>
+          document.querySelector("main")?.textContent?.includes(
+            "No actor has been silent for 3650 days.",
+          )
+        );
+        const refused = await fetch(`${demo.queryUrl}/v1/fleet?silent_days=0`, {
+          headers: { authorization: `Bearer ${demo.apiKey}` },
+        });
+        const { error } = await refused.json();
+        assert.equal(refused.status, 400);
+        await page.goto(`${base}#/fleet?silent_days=0`);
+        await page.waitForSelector(".error-box");
+        assert.equal(await text(page, ".error-box"), `${error.code}: ${error.message}`);
+
+        // An actor links to its sessions.
+        await page.goto(`${base}#/fleet?silent_days=7`);
+        await page.waitForSelector(`${oldRow} [data-actor-sessions]`);
+        await page.click(`${oldRow} [data-actor-sessions]`);
+        await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Sessions");
+        assert.deepEqual(
+          await page.evaluate(() => location.hash),
+          `#/sessions?actor=${fleet.oldActor}`,
+        );
+        await page.waitForSelector("tbody tr");
+        const sessions = await api(`/v1/sessions?actor=${fleet.oldActor}&limit=50`);
+        assert.deepEqual(
+          sessions.data.map((s: { session_id: string }) => s.session_id),
+          [fleet.session],
+        );
+        assert.deepEqual(
+          await page.$$eval(
+            "tbody tr td:nth-child(2) a",
+            (a) => a.map((e) => e.getAttribute("title")),
+          ),
+          [fleet.session],
+        );
+      },
+    );
+
     await t.step("the dark scheme passes the accessibility check too", async () => {
       await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
       await page.goto(`${base}#/overview`);
@@ -481,21 +600,84 @@ async function startDemo(): Promise<Demo> {
 }
 
 /**
+ * Fleet data (issue #33): in the demo's organization, an actor whose one session ran Claude Code
+ * 2.1.99 (older than 2.1.240, though it sorts after it as text) ten days ago, and one that sent two
+ * events the server does not keep a minute ago; a second organization whose actor runs a newer
+ * Claude Code now.
+ */
+async function addFleet(
+  demo: Demo,
+): Promise<{ oldActor: string; hooksActor: string; session: string; theirs: string }> {
+  const org = (await cli(demo, "org", "list")).orgs[0].id;
+  const old = await cli(demo, "actor", "create", "--org", org, "--name", "fleet-old-laptop");
+  const hooks = await cli(demo, "actor", "create", "--org", org, "--name", "fleet-hooks-laptop");
+  const other = await cli(demo, "org", "create", "--name", "other-org");
+  const theirs = await cli(
+    demo,
+    "actor",
+    "create",
+    "--org",
+    other.id,
+    "--name",
+    "other-org-laptop",
+  );
+  const session = "ui-test-fleet-old";
+  const then = Date.now() - 10 * 86_400_000;
+  const call = (session: string, id: string, timeMs: number, version: string) =>
+    claudeEvent("tool_result", timeMs, {
+      "session.id": session,
+      "tool_name": "Bash",
+      "tool_use_id": id,
+      "success": "true",
+      "duration_ms": "25",
+      "app.version": version,
+    });
+  const send = async (ingestKey: string, records: unknown[]) => {
+    const response = await fetch(`${demo.ingestUrl}/v1/logs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ingestKey}` },
+      body: JSON.stringify(claudeExport(records)),
+    });
+    assert.deepEqual(response.status, 200, await response.text());
+  };
+  await send(old.ingest_key, [call(session, "toolu_old", then, "2.1.99")]);
+  // Records that store nothing count when they arrive (docs/api.md §4.19), so another actor.
+  const now = Date.now() - 60_000;
+  await send(hooks.ingest_key, [
+    call("ui-test-fleet-hooks", "toolu_hooks", now, "2.1.240"),
+    claudeEvent("hook_execution_start", now + 1000, { "session.id": "ui-test-fleet-hooks" }),
+    claudeEvent("hook_execution_start", now + 2000, { "session.id": "ui-test-fleet-hooks" }),
+  ]);
+  await send(theirs.ingest_key, [
+    call("ui-test-other-org", "toolu_theirs", Date.now() - 60_000, "9.9.9"),
+  ]);
+  return {
+    oldActor: old.actor_id,
+    hooksActor: hooks.actor_id,
+    session,
+    theirs: theirs.actor_id,
+  };
+}
+
+/** Runs an admin command of the CLI on the demo's data directory and returns its JSON. */
+// deno-lint-ignore no-explicit-any
+async function cli(demo: Demo, ...args: string[]): Promise<any> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", `${ROOT}main.ts`, ...args, "--data", demo.dir, "--json"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(output.success, new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout));
+}
+
+/**
  * Sends, as a new actor, a session whose second call holds a GitHub token in a command that also
  * deletes recursively: a credential flag, a destructive flag and a redaction marker.
  */
 async function addLeakyCall(demo: Demo): Promise<{ session: string; callId: string }> {
-  const cli = async (...args: string[]) => {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-all", `${ROOT}main.ts`, ...args, "--data", demo.dir, "--json"],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert(output.success, new TextDecoder().decode(output.stderr));
-    return JSON.parse(new TextDecoder().decode(output.stdout));
-  };
-  const org = (await cli("org", "list")).orgs[0].id;
-  const actor = await cli("actor", "create", "--org", org, "--name", "leaky-laptop");
+  const org = (await cli(demo, "org", "list")).orgs[0].id;
+  const actor = await cli(demo, "actor", "create", "--org", org, "--name", "leaky-laptop");
   const session = "ui-test-leaky-session";
   const now = Date.now() - 60_000;
   const command =

@@ -18,6 +18,7 @@ import listsJs from "./assets/lists.js" with { type: "text" };
 import sessionJs from "./assets/session.js" with { type: "text" };
 import toolCallJs from "./assets/tool_call.js" with { type: "text" };
 import riskJs from "./assets/risk.js" with { type: "text" };
+import fleetJs from "./assets/fleet.js" with { type: "text" };
 import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "text" };
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
 
@@ -55,6 +56,7 @@ export const UI_ASSETS: ReadonlyMap<string, { body: string; type: string }> = ne
   ["session.js", { body: sessionJs, type: JS }],
   ["tool_call.js", { body: toolCallJs, type: JS }],
   ["risk.js", { body: riskJs, type: JS }],
+  ["fleet.js", { body: fleetJs, type: JS }],
   ["vendor/uplot.js", { body: uplotJs, type: JS }],
   ["vendor/uplot.css", { body: uplotCss, type: "text/css; charset=utf-8" }],
 ]);

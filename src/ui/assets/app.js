@@ -10,6 +10,7 @@ const views = {
   session: () => import("./session.js").then((m) => m.sessionView),
   "tool-call": () => import("./tool_call.js").then((m) => m.toolCallView),
   risk: () => import("./risk.js").then((m) => m.riskView),
+  fleet: () => import("./fleet.js").then((m) => m.fleetView),
 };
 
 const main = document.getElementById("main");
