@@ -276,3 +276,46 @@ engineTest(
     assert.deepEqual(await storedDecisions(server, other.orgId), after);
   },
 );
+
+// docs/design.md §4.4: a pass deletes in short transactions and exports are written between
+// them. Before, the writer ran a whole pass before the next export: 10 s at 1M calls.
+Deno.test("an export sent during a long retention pass is acknowledged before the pass ends", async () => {
+  await using server = await startTestServer({ flags: { retentionDays: "90" } });
+  const org = await server.createOrg();
+  const CALLS = 20_000;
+  const PER_EXPORT = 1_000;
+  for (let start = 0; start < CALLS; start += PER_EXPORT) {
+    const records = Array.from({ length: PER_EXPORT }, (_, i) =>
+      toolResult({
+        session: `s-${(start + i) % 400}`,
+        id: `old-${start + i}`,
+        tool: "Bash",
+        timeMs: NOW - DAY + start + i,
+      }));
+    const response = await server.ingest("/v1/logs", claudeExport(records), org.ingestKey);
+    assert.equal(response.status, 200);
+    await response.body?.cancel();
+  }
+  // A cutoff past every call (the server's own pass runs on the real clock and deletes none).
+  let passEnded = 0;
+  const pass = server.server.runRetention(NOW + 200 * DAY).then((result) => {
+    passEnded = performance.now();
+    return result;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(passEnded, 0, "the pass still runs when the export is sent");
+  const sent = await server.ingest(
+    "/v1/logs",
+    claudeExport([toolResult({ session: "live", id: "live-1", tool: "Read", timeMs: NOW })]),
+    org.ingestKey,
+  );
+  const acknowledged = performance.now();
+  assert.equal(sent.status, 200);
+  await sent.body?.cancel();
+  const result = await pass;
+  assert.ok(result.toolCalls >= CALLS, `deleted ${result.toolCalls}`);
+  assert.ok(
+    acknowledged < passEnded,
+    `the export was acknowledged ${(acknowledged - passEnded).toFixed(0)} ms after the pass ended`,
+  );
+});

@@ -49,6 +49,8 @@ export type WriterResponse =
 let db: ReturnType<typeof openDatabase> | null = null;
 let writer: TelemetryWriter | null = null;
 let retention: Retention | null = null;
+/** The retention pass in progress, if any: a later one and closing wait for it. */
+let retentionPass: Promise<void> | null = null;
 let checkpointer: Worker | null = null;
 
 /** Starts the checkpoint thread (`checkpoint_worker.ts`) on `path`. */
@@ -118,8 +120,9 @@ async function handle(request: WriterRequest): Promise<unknown> {
       }
       return writer!.probe();
     case "retention":
-      return await retention!.run(request.now);
+      throw new Error("A retention pass runs beside the queue");
     case "close":
+      await retentionPass;
       await stopCheckpointer();
       if (db?.isOpen) {
         try {
@@ -202,6 +205,12 @@ async function drain(): Promise<void> {
       continue;
     }
     const request = group[0] ?? waiting.shift()!;
+    if (request.op === "retention") {
+      // A pass runs beside the queue: between its short transactions the
+      // exports that wait are written (docs/design.md §4.4).
+      retentionPass = runRetention(request);
+      continue;
+    }
     try {
       const value = await handle(request);
       send({ id: request.id, ok: true, value, seq: writer?.currentSeq() ?? 0 });
@@ -210,6 +219,17 @@ async function drain(): Promise<void> {
     }
   }
   draining = false;
+}
+
+/** Runs one retention pass and answers it; the queue keeps draining meanwhile. */
+async function runRetention(request: Extract<WriterRequest, { op: "retention" }>): Promise<void> {
+  await retentionPass;
+  try {
+    const value = await retention!.run(request.now);
+    send({ id: request.id, ok: true, value, seq: writer?.currentSeq() ?? 0 });
+  } catch (error) {
+    answerError(request.id, error);
+  }
 }
 
 /** The export requests at the head of the queue that one transaction takes (none: not an export). */
