@@ -36,10 +36,22 @@ async function toolCallsDataBlockOffset(path: string): Promise<number> {
   }
 }
 
+/**
+ * The three insights' answers. While the replica is rebuilt they answer the
+ * retryable `503 insights_unavailable` (docs/api.md): asked again, as a
+ * client would, until the rebuild ends (it takes longer on a busy machine).
+ */
 async function insightShapes(server: TestServer, apiKey: string) {
   const out: Record<string, unknown> = {};
+  const deadline = Date.now() + 120_000;
   for (const name of ["top-tools", "activity", "domains"]) {
-    const { status, body } = await server.getJson(`/v1/insights/${name}?window=30d`, apiKey);
+    let { status, body } = await server.getJson(`/v1/insights/${name}?window=30d`, apiKey);
+    while (
+      status === 503 && body?.error?.code === "insights_unavailable" && Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      ({ status, body } = await server.getJson(`/v1/insights/${name}?window=30d`, apiKey));
+    }
     assert.equal(status, 200, `${name}: ${JSON.stringify(body)}`);
     out[name] = { summary: body.summary, series: body.series, breakdown: body.breakdown };
   }
