@@ -460,6 +460,7 @@ async function rssPhase(server: BenchServer, next: string | null): Promise<void>
 
 /** The RSS figures: the peak over every phase, then each phase's. */
 function reportRss(rssAtEnd: number): void {
+  if (rssPhases.length === 0) return;
   const peak = Math.max(...rssPhases.map((p) => p.peak));
   report.add(
     "Footprint",
@@ -1079,6 +1080,7 @@ async function retentionPhase(
     logPath,
     serveArgs: [...store.serveArgs, "--retention-days", String(days)],
   });
+  await rssPhase(server, "retention under ingest");
   const run = await ingestDuringRetention({
     ingestUrl: server.ingestUrl,
     logPath,
@@ -1114,6 +1116,7 @@ async function retentionPhase(
     "a day of a 100M store (250,000 calls) at this pass's rate (issue #31: ≤ 10 s)",
     `${ms((250_000 / pass.deletedToolCalls) * pass.durationMs)} (extrapolated, linear)`,
   );
+  await rssPhase(server, null);
   return server;
 }
 
