@@ -1071,6 +1071,7 @@ async function retentionPhase(
     notes.push(`Retention phase skipped: the data spans ${days + 1} days, retention takes ≥ 90.`);
     return previous;
   }
+  await rssPhase(previous, null);
   await stopServer(previous);
   const logPath = newLogPath();
   const callsBefore = await store.toolCalls();
