@@ -376,6 +376,14 @@ if (!INSIDE) {
           ),
           /^hook_execution_start × 2 · claude-code, unmapped event$/,
         );
+        // Events the mapping names and does not keep (the demo's prompts) are not "not understood".
+        const notKept = all.data.flatMap((a: { unmapped_events: { reason: string }[] }) =>
+          a.unmapped_events
+        ).filter((e: { reason: string }) => e.reason === "not_kept");
+        assert.ok(notKept.length > 0, "the demo sends events that are not kept");
+        for (const event of new Set(notKept.map((e: { event_name: string }) => e.event_name))) {
+          assert.equal(await page.$(`[data-event="${event}"]`), null, `${event} is listed`);
+        }
 
         // Outdated: older than the newest version of the same agent in the organization.
         const versions = all.data.flatMap((a: { agents: { agent: string }[] }) => a.agents)

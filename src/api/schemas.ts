@@ -386,7 +386,7 @@ export const UnmappedEvent = component(
     "agent_version": z.string().describe("The agent's version as sent."),
     "event_name": z.string().describe("The record's event name."),
     "reason": z.string().describe(
-      "`unmapped_event` (an event the agent's mapping does not keep), `unknown_agent` (no agent's) or `unusable` (it lacked what its event needs).",
+      "`unmapped_event` (an event the agent's mapping does not name: new, renamed or not mapped yet), `not_kept` (one it names and does not keep on purpose, e.g. `user_prompt`), `unknown_agent` (no agent's) or `unusable` (it lacked what its event needs).",
     ),
     "records": count("Records received (a retried export counts again)."),
     "first_seen": timestamp("When the first of them arrived."),

@@ -13,7 +13,7 @@ import type { OtlpRecord, TelemetryEvent } from "./types.ts";
  * Why a record stored nothing: no mapper knows its agent, its agent's mapper
  * keeps no such event, or it lacked what its event needs (`partialSuccess`).
  */
-export type UnmappedReason = "unknown_agent" | "unmapped_event" | "unusable";
+export type UnmappedReason = "unknown_agent" | "unmapped_event" | "not_kept" | "unusable";
 
 /** Records of one export that stored nothing, grouped by agent, reason and event name. */
 export interface UnmappedRecords {
@@ -70,7 +70,14 @@ export function receiveExport(
       for (const event of result.events) received.events.push(event);
     } else if (result.status === "ignored") {
       received.ignored++;
-      note(record, mapperOf(record) === undefined ? "unknown_agent" : "unmapped_event");
+      note(
+        record,
+        mapperOf(record) === undefined
+          ? "unknown_agent"
+          : result.known
+          ? "not_kept"
+          : "unmapped_event",
+      );
     } else {
       if (received.unusable === 0) received.firstReason = result.reason;
       received.unusable++;

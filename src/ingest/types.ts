@@ -175,7 +175,12 @@ export type TelemetryEvent = ToolCallEvent | DecisionEvent | ModelCallEvent | Se
 /** What a mapper says about one record. */
 export type MapResult =
   | { status: "mapped"; events: TelemetryEvent[] }
-  /** An event we do not map (user_prompt, …): ignored, not counted as rejected. */
-  | { status: "ignored" }
+  /**
+   * An event we do not map: ignored, not counted as rejected. `known`: the
+   * agent's spec names it (an event it keeps only in some forms, or one it
+   * does not keep on purpose, as `user_prompt`), so a new or renamed event
+   * of a client release stands apart (docs/api.md §4.17).
+   */
+  | { status: "ignored"; known?: true }
   /** Unusable: no session id, no tool name on a tool event, or an unparsable time. */
   | { status: "unusable"; reason: string };

@@ -48,6 +48,9 @@ import type { EventTime } from "./_time.ts";
 /** The result for events no mapper turns into telemetry (`user_prompt`, …). */
 export const ignored: MapResult = Object.freeze({ status: "ignored" });
 
+/** The result for an event the agent's spec names but does not keep (in this form). */
+export const notKept: MapResult = Object.freeze({ status: "ignored", known: true });
+
 function unusable(reason: string): MapResult {
   return Object.freeze({ status: "unusable", reason });
 }

@@ -20,6 +20,7 @@ import {
   newModelCall,
   newToolCall,
   noTime,
+  notKept,
   sessionIdOf,
   type ToolEventBasics,
   toolIdentity,
@@ -66,26 +67,38 @@ export function agentMapper(spec: AgentSpec): (record: OtlpRecord) => MapResult 
       events.set(short, { spec, name: undefined });
     }
   }
+  const unkept = new Set<string>();
+  for (const short of Object.keys(agent.notKept ?? {})) {
+    unkept.add(short);
+    if ("prefix" in naming) unkept.add(naming.prefix + short);
+  }
   const attribute = "attribute" in naming ? naming.attribute : undefined;
   return (record) => {
     if (record.signal !== agent.signal) return ignored;
-    const event = events.get(
-      attribute === undefined ? record.eventName : str(record.attributes[attribute]) ?? "",
-    );
-    if (event === undefined) return ignored;
-    const name = event.name ?? record.eventName;
-    const spec = event.spec;
-    switch (spec.kind) {
-      case "tool_call":
-        return toolCall(agent, spec, record, name);
-      case "decision":
-        return decision(agent, spec, record, name);
-      case "model_call":
-        return modelCall(agent, spec, record, name);
-      case "session_info":
-        return sessionInfo(agent, spec, record, name);
-    }
+    const key = attribute === undefined
+      ? record.eventName
+      : str(record.attributes[attribute]) ?? "";
+    const event = events.get(key);
+    if (event === undefined) return unkept.has(key) ? notKept : ignored;
+    const result = mapEvent(agent, event, record);
+    // An event of the spec that this record's form does not make into telemetry.
+    return result.status === "ignored" ? notKept : result;
   };
+}
+
+function mapEvent(agent: AgentSpec, event: NamedEvent, record: OtlpRecord): MapResult {
+  const name = event.name ?? record.eventName;
+  const spec = event.spec;
+  switch (spec.kind) {
+    case "tool_call":
+      return toolCall(agent, spec, record, name);
+    case "decision":
+      return decision(agent, spec, record, name);
+    case "model_call":
+      return modelCall(agent, spec, record, name);
+    case "session_info":
+      return sessionInfo(agent, spec, record, name);
+  }
 }
 
 function toolCall(agent: AgentSpec, spec: ToolCallSpec, record: OtlpRecord, name: string) {
@@ -337,6 +350,7 @@ function shapedAgent(spec: AgentSpec): Whole<AgentSpec> {
     serviceVersionIsAgent: spec.serviceVersionIsAgent,
     agentVersionFallback: spec.agentVersionFallback,
     events: spec.events,
+    notKept: spec.notKept,
   };
 }
 

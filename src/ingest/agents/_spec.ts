@@ -38,6 +38,12 @@ export interface AgentSpec {
   agentVersionFallback?: Keys;
   /** The events mapped, by short event name; every other event is ignored. */
   events: Readonly<Record<string, EventSpec>>;
+  /**
+   * Events the agent sends that are not kept on purpose, by short event
+   * name, with why: counted as `not_kept`, where an event the spec does not
+   * name at all is `unmapped_event` (docs/api.md §4.17).
+   */
+  notKept?: Readonly<Record<string, string>>;
 }
 
 /**

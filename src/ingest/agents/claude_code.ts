@@ -52,6 +52,15 @@ const SUBAGENT = ["agent.name", "agent_id"];
 export const claudeCodeSpec = agentSpec({
   eventName: { prefix: "claude_code." },
   sessionKey: "session.id",
+  // Seen in recorded runs (tests/fixtures/agents/real/); hooks, MCP connections and subagents'
+  // ends are not here: not kept yet, they count as unmapped until they are mapped.
+  notKept: {
+    "user_prompt": "the prompt's text and length: not kept",
+    "assistant_response": "the model's text: not kept",
+    "managed_settings_resolved": "configuration at start-up",
+    "plugin_loaded": "configuration at start-up",
+    "hook_registered": "configuration at start-up",
+  },
 }, {
   "tool_result": {
     kind: "tool_call",

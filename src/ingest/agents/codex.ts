@@ -36,6 +36,13 @@ function codexMcpServer(a: Attributes): string | undefined {
 export const codexSpec = agentSpec({
   eventName: { prefix: "codex." },
   sessionKey: "conversation.id",
+  // Seen in recorded runs (tests/fixtures/agents/real/).
+  notKept: {
+    "user_prompt": "the prompt's text: not kept",
+    "api_request": "the HTTP request of a model call: the call comes from sse_event",
+    "startup_phase": "start-up timing",
+    "turn_ttft": "time to a turn's first token",
+  },
 }, {
   "tool_result": {
     kind: "tool_call",

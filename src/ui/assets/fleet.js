@@ -78,7 +78,7 @@ export async function fleetView({ params }) {
 
   const actors = shown.data;
   const outdated = actors.filter((a) => a.agents.some(isOutdated)).length;
-  const confused = actors.filter((a) => a.unmapped_events.length > 0).length;
+  const confused = actors.filter((a) => notUnderstood(a.unmapped_events).length > 0).length;
   const kpi = (label, value, id) =>
     h(
       "li",
@@ -123,7 +123,7 @@ export async function fleetView({ params }) {
       label: "Agents and versions",
       cell: (a) => agentsList(a.agents, isOutdated, newest, now),
     },
-    { label: "Not understood", cell: (a) => unmappedList(a.unmapped_events) },
+    { label: "Not understood", cell: (a) => unmappedList(notUnderstood(a.unmapped_events)) },
   ];
 
   return h(
@@ -198,6 +198,14 @@ function agentsList(agents, isOutdated, newest, now) {
       );
     }),
   );
+}
+
+/**
+ * What the server did not understand: every row but the events the mapping
+ * names and does not keep on purpose (`not_kept`, as `user_prompt`).
+ */
+function notUnderstood(events) {
+  return events.filter((e) => e.reason !== "not_kept");
 }
 
 /** What the server did not understand: event names with their record counts. */
