@@ -6,22 +6,19 @@
 import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { cursorBinding } from "./cursor.ts";
-import { pageEnvelope } from "./pagination.ts";
+import { actorIdsOf } from "./actor_names.ts";
+import { listPage } from "./pagination.ts";
 import {
-  actorParam,
-  cursorParam,
+  actorFilterParams,
+  actorFiltersOf,
   exactParam,
-  firstValues,
-  limitParam,
-  parseParams,
-  teamParam,
-  teamQueryParam,
+  pageParams,
+  parseQuery,
   timeParam,
 } from "./params.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
-import { actorIdsOf, values } from "./sessions.ts";
+import { values } from "./sessions.ts";
 import type { CallFilters } from "../store/telemetry_queries.ts";
 
 type Row = Record<string, unknown>;
@@ -47,8 +44,7 @@ const toolCallFilterParams = {
   after: timeParam("after"),
   before: timeParam("before"),
   "session_id": exactParam.meta({ description: "Only calls in this session." }),
-  actor: actorParam,
-  team: teamQueryParam,
+  ...actorFilterParams,
   "tool_name": exactParam.meta({ description: "Exact tool name." }),
   "tool_type": exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
   category: exactParam.meta({
@@ -67,8 +63,7 @@ const toolCallFilterParams = {
 export const toolCallFilterQuery = z.object(toolCallFilterParams);
 
 const toolCallsQuery = z.object({
-  limit: limitParam,
-  cursor: cursorParam,
+  ...pageParams,
   ...toolCallFilterParams,
 });
 
@@ -85,13 +80,12 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
       "invalid parameter: success (the success filter is replaced by outcome: ok, error or rejected)",
     );
   }
-  const query = parseParams(schema, firstValues(url.searchParams));
+  const query = parseQuery(schema, url);
   const filters: CallFilters = {
     after: query.after,
     before: query.before,
     sessionId: query.session_id,
-    actor: query.actor,
-    team: teamParam(url.searchParams),
+    ...actorFiltersOf(query, url),
     toolName: query.tool_name,
     toolType: query.tool_type,
     category: query.category,
@@ -100,21 +94,16 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
   return { query, filters };
 }
 
-const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
+const listToolCalls: ApiHandler = async (context) => {
+  const { url, orgId, services } = context;
   const { query, filters } = parseToolCallQuery(url, toolCallsQuery);
-  const cursors = cursorBinding(services.cursorSecret, orgId, "tool-calls", filters);
-  const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
-  const [rows] = await services.reader.read([
-    services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
-  ]);
-  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
-  return jsonResponse(pageEnvelope(
-    rows as Row[],
-    query.limit,
-    cursors,
+  return await listPage(
+    context,
+    { endpoint: "tool-calls", filters, cursor: query.cursor, limit: query.limit },
+    (after) => services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
     (row) => [Number(row.ts), String(row.id)],
-    (row) => toolCallObject(row, names),
-  ));
+    toolCallObject,
+  );
 };
 
 const toolCallFacets: ApiHandler = async ({ orgId, services }) => {
