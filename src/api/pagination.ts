@@ -3,11 +3,13 @@
  *
  * @module
  */
+import { z } from "zod";
 import { jsonResponse } from "../http/responses.ts";
-import type { ReadStatement } from "../store/telemetry_queries.ts";
+import type { PageStatement, TelemetryQueries } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import type { ApiContext } from "./context.ts";
 import { type CursorBinding, cursorBinding, type CursorKey } from "./cursor.ts";
+import { pageParams } from "./params.ts";
 import type { ActorNameMap } from "./shapes.ts";
 
 type Row = Record<string, unknown>;
@@ -26,30 +28,35 @@ export function pageEnvelope<R>(
   return { data: page.map(toObject), next_cursor: cursors.encode(keyOf(last)) };
 }
 
-/** A keyset list request: its endpoint and filters (the cursor's scope), cursor and limit. */
-export interface ListRequest {
+/** The query of a keyset list: `limit`, `cursor` and its `filters`' parameters. */
+export function listQuery<S extends z.ZodRawShape>(filters: S) {
+  return z.object({ ...pageParams, ...filters });
+}
+
+/** A keyset list: its endpoint (the cursors' scope), its page statement, its rows' keys and objects. */
+export interface KeysetList<F> {
   endpoint: string;
-  filters: object;
-  cursor: string | undefined;
-  limit: number;
+  page(queries: TelemetryQueries): PageStatement<F>;
+  keyOf(row: Row): CursorKey;
+  toObject(row: Row, names: ActorNameMap): unknown;
 }
 
 /**
- * The answer to a keyset list request: the page `read` selects after the
- * cursor's key (`limit + 1` rows), each row an object with its actor's name.
+ * The answer to a request of `list` under `filters`: the page after the
+ * cursor's key (`limit + 1` rows read), each row an object with its actor's name.
  */
-export async function listPage(
+export async function listPage<F extends object>(
   { orgId, services }: ApiContext,
-  request: ListRequest,
-  read: (after: CursorKey | null) => ReadStatement,
-  keyOf: (row: Row) => CursorKey,
-  toObject: (row: Row, names: ActorNameMap) => unknown,
+  list: KeysetList<F>,
+  { cursor, limit }: { cursor?: string; limit: number },
+  filters: F,
 ): Promise<Response> {
-  const cursors = cursorBinding(services.cursorSecret, orgId, request.endpoint, request.filters);
-  const after = request.cursor === undefined ? null : cursors.decode(request.cursor);
-  const [rows = []] = await services.reader.read([read(after)]) as Row[][];
+  const cursors = cursorBinding(services.cursorSecret, orgId, list.endpoint, filters);
+  const after = cursor === undefined ? null : cursors.decode(cursor);
+  const page = list.page(services.reader.queries)(orgId, filters, after, limit);
+  const [rows = []] = await services.reader.read([page]) as Row[][];
   const names = await services.actorNames.resolve(orgId, actorIdsOf(rows));
   return jsonResponse(
-    pageEnvelope(rows, request.limit, cursors, keyOf, (row) => toObject(row, names)),
+    pageEnvelope(rows, limit, cursors, list.keyOf, (row) => list.toObject(row, names)),
   );
 }

@@ -6,15 +6,8 @@
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { listPage } from "./pagination.ts";
-import {
-  actorFilterParams,
-  actorFiltersOf,
-  exactParam,
-  pageParams,
-  parseQuery,
-  timeParam,
-} from "./params.ts";
+import { type KeysetList, listPage, listQuery } from "./pagination.ts";
+import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
@@ -28,8 +21,7 @@ import {
 
 type Row = Record<string, unknown>;
 
-const sessionsQuery = z.object({
-  ...pageParams,
+const sessionsQuery = listQuery({
   after: timeParam("after"),
   before: timeParam("before"),
   agent: exactParam.meta({
@@ -46,19 +38,20 @@ const sessionsQuery = z.object({
 });
 
 const listSessions: ApiHandler = async (context) => {
-  const { url, orgId, services } = context;
+  const { url } = context;
   if (url.searchParams.has("tag")) {
     throw new ApiError("not_implemented", "the tag filter is not implemented");
   }
   const query = parseQuery(sessionsQuery, url);
-  const filters = sessionFiltersOf(query, url);
-  return await listPage(
-    context,
-    { endpoint: "sessions", filters, cursor: query.cursor, limit: query.limit },
-    (after) => services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
-    (row) => [Number(row.last_seen), String(row.session_id)],
-    sessionObject,
-  );
+  return await listPage(context, SESSION_LIST, query, sessionFiltersOf(query, url));
+};
+
+/** `/v1/sessions`' pages: by `last_seen`, newest first. */
+const SESSION_LIST: KeysetList<SessionFilters> = {
+  endpoint: "sessions",
+  page: (queries) => queries.sessionsPage,
+  keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
+  toObject: sessionObject,
 };
 
 /** The session filters of a parsed query (`/v1/sessions`' and its export's). */

@@ -7,15 +7,8 @@ import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
-import { listPage } from "./pagination.ts";
-import {
-  actorFilterParams,
-  actorFiltersOf,
-  exactParam,
-  pageParams,
-  parseQuery,
-  timeParam,
-} from "./params.ts";
+import { type KeysetList, listPage, listQuery } from "./pagination.ts";
+import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
 import { values } from "./sessions.ts";
@@ -62,10 +55,7 @@ const toolCallFilterParams = {
 /** The query of `/v1/tool-calls`' filters; an endpoint that takes them extends it. */
 export const toolCallFilterQuery = z.object(toolCallFilterParams);
 
-const toolCallsQuery = z.object({
-  ...pageParams,
-  ...toolCallFilterParams,
-});
+const toolCallsQuery = listQuery(toolCallFilterParams);
 
 /**
  * Parses a request's query with `schema` (the list's, or one that extends
@@ -95,15 +85,16 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
 }
 
 const listToolCalls: ApiHandler = async (context) => {
-  const { url, orgId, services } = context;
-  const { query, filters } = parseToolCallQuery(url, toolCallsQuery);
-  return await listPage(
-    context,
-    { endpoint: "tool-calls", filters, cursor: query.cursor, limit: query.limit },
-    (after) => services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
-    (row) => [Number(row.ts), String(row.id)],
-    toolCallObject,
-  );
+  const { query, filters } = parseToolCallQuery(context.url, toolCallsQuery);
+  return await listPage(context, TOOL_CALL_LIST, query, filters);
+};
+
+/** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
+const TOOL_CALL_LIST: KeysetList<CallFilters> = {
+  endpoint: "tool-calls",
+  page: (queries) => queries.toolCallsPage,
+  keyOf: (row) => [Number(row.ts), String(row.id)],
+  toObject: toolCallObject,
 };
 
 const toolCallFacets: ApiHandler = async ({ orgId, services }) => {

@@ -196,13 +196,7 @@ const exportToolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, af
  * select the sessions with a call of theirs (the session_actors rollup, one
  * row per session, actor and agent), and a domain those that reached it.
  */
-const exportSessionsPage: PageBuilder<SessionFilters> = (
-  named,
-  orgId,
-  filters,
-  after,
-  limit,
-) => {
+const exportSessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after, limit) => {
   const where = new Predicates();
   if (filters.after !== undefined) where.add("AND last_seen >= ?", filters.after);
   if (filters.before !== undefined) where.add("AND last_seen <= ?", filters.before);
@@ -369,13 +363,7 @@ function onlyAfter(filters: SessionFilters): boolean {
 }
 
 /** Sessions rebuilt from the calls that match the filters (any filter set). */
-const filteredSessionsPage: PageBuilder<SessionFilters> = (
-  named,
-  orgId,
-  filters,
-  after,
-  limit,
-) => {
+const filteredSessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after, limit) => {
   const where = callPredicates(filters);
   if (filters.domain !== undefined) {
     where.add(
