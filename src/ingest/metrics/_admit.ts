@@ -1,15 +1,11 @@
 import { NamedError } from "../../errors.ts";
 import { GENAI_METRIC_PREFIX, recogniseAgent } from "../../agents.ts";
 import { ID_MAX_BYTES, MAX_INTEGER, NAME_MAX_BYTES, utf8Bytes, utf8Prefix } from "../limits.ts";
-import type { Attributes, AttributeValue } from "../types.ts";
-import {
-  type Dimension,
-  DIMENSIONS,
-  instrumentOf,
-  type InstrumentSpec,
-  type Measure,
-  type MetricAgent,
-} from "./instruments.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
+import type { MetricAgent, MetricSample } from "../../model/metrics.ts";
+import { DIMENSIONS, instrumentOf, type InstrumentSpec } from "./instruments.ts";
+
+export type { MetricSample };
 import type { DecodedMetricPoint } from "./_point.ts";
 import { seriesKeyOf } from "./_series.ts";
 
@@ -19,33 +15,6 @@ import { seriesKeyOf } from "./_series.ts";
  * could tie).
  */
 export const METRIC_TIME_MAX_NS = (1n << 63n) - 1n;
-
-/** One kept point: what the store writes, less the sender (organization, actor). */
-export interface MetricSample {
-  agent: MetricAgent;
-  /** Resource `service.name` as sent. */
-  agentSystem: string;
-  /** `app.version`, else `service.version` (not Gemini's: its Node version); `""` when unknown. */
-  agentVersion: string;
-  /** The agent's session id, `""` when the point names none. */
-  sessionId: string;
-  instrument: string;
-  measure: Measure;
-  /** The measure's dimensions, `""` where the point has none. */
-  dimensions: Record<Dimension, string>;
-  temporality: "delta" | "cumulative";
-  /** A decrease of a monotonic cumulative series is a restart, not a negative delta. */
-  monotonic: boolean;
-  /** Null when the point has none (a cumulative series then counts from an unknown start). */
-  startTimeNs: bigint | null;
-  timeNs: bigint;
-  /** `timeNs` in whole milliseconds, for windows. */
-  timeMs: number;
-  /** In the measure's unit; the cumulative total for cumulative points. */
-  value: number;
-  /** {@link seriesKeyOf}: the series within its sender. */
-  seriesKey: string;
-}
 
 /** Why a point stored nothing although it was fine. */
 export type IgnoredReason =
