@@ -1,5 +1,5 @@
 import { NamedError } from "../../errors.ts";
-import { GENAI_METRIC_PREFIX, recogniseAgent } from "../../agents.ts";
+import { GENAI_METRIC_PREFIX, METRIC_SESSION_KEYS, recogniseAgent } from "../../agents.ts";
 import { ID_MAX_BYTES, MAX_INTEGER, NAME_MAX_BYTES, utf8Bytes, utf8Prefix } from "../limits.ts";
 import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 import type { MetricAgent, MetricSample } from "../../model/metrics.ts";
@@ -28,14 +28,6 @@ export type AdmittedPoint =
   | { status: "kept"; sample: MetricSample }
   | { status: "ignored"; agent: MetricAgent | "other"; reason: IgnoredReason }
   | { status: "unusable"; agent: MetricAgent | "other"; reason: string };
-
-/** Where each agent puts its session id, point attributes first, then the resource. */
-const SESSION_KEYS: Readonly<Record<MetricAgent, readonly string[]>> = {
-  "claude-code": ["session.id"],
-  "gemini-cli": ["session.id"],
-  "codex": ["conversation.id", "session.id"],
-  "genai": ["gen_ai.conversation.id", "session.id"],
-};
 
 /**
  * The agent a point comes from: by resource `service.name` as for logs,
@@ -114,8 +106,8 @@ function sampleOf(
     agentVersion: utf8Prefix(textOf(version ?? null), NAME_MAX_BYTES),
     sessionId: capped(
       textOf(
-        firstOf(point.attributes, SESSION_KEYS[agent]) ??
-          firstOf(point.resource, SESSION_KEYS[agent]),
+        firstOf(point.attributes, METRIC_SESSION_KEYS[agent]) ??
+          firstOf(point.resource, METRIC_SESSION_KEYS[agent]),
       ),
       ID_MAX_BYTES,
       "session id",
