@@ -21,7 +21,7 @@ import process from "node:process";
 import type { DetectInput, detectToolCall as DetectToolCall } from "../src/detect/mod.ts";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
+import type { ToolCallEvent } from "../src/model/telemetry.ts";
 import { encodeJson, generateExports } from "../src/demo/mod.ts";
 
 const option = (name: string) => {

@@ -75,7 +75,7 @@ import {
 import { detectToolCall } from "../src/detect/mod.ts";
 import { mapRecord } from "../src/ingest/agents/mod.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
+import type { ToolCallEvent } from "../src/model/telemetry.ts";
 import { openKeyStoreFor } from "../src/store/open_stores.ts";
 import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { ingest, type IngestResult } from "./_bench_ingest.ts";

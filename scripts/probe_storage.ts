@@ -18,7 +18,7 @@ import { handleHelp, parseOrExit } from "./_script_args.ts";
 import { DatabaseSync } from "node:sqlite";
 import { encodeJson, generateExports } from "../src/demo/mod.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
+import type { ToolCallEvent } from "../src/model/telemetry.ts";
 import { eventRowIds } from "../src/store/row_ids.ts";
 
 const HELP = `deno run -A scripts/probe_storage.ts [--calls N] [--dir DIR]

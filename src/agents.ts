@@ -26,6 +26,8 @@ interface AgentRecognition {
   scopes: readonly string[];
   /** Prefixes of its event, span and metric names. */
   namePrefixes: readonly string[];
+  /** Where its metric points put their session id: point attributes first, then the resource. */
+  metricSessionKeys: readonly string[];
 }
 
 const AGENTS: readonly AgentRecognition[] = [
@@ -38,6 +40,7 @@ const AGENTS: readonly AgentRecognition[] = [
       "com.anthropic.claude_code",
     ],
     namePrefixes: ["claude_code."],
+    metricSessionKeys: ["session.id"],
   },
   {
     // `codex_exec`, `codex_cli_rs`, `codex_vscode`…: the client's originator.
@@ -45,12 +48,14 @@ const AGENTS: readonly AgentRecognition[] = [
     services: { exact: ["codex"], prefixes: ["codex_", "codex-"] },
     scopes: [],
     namePrefixes: ["codex."],
+    metricSessionKeys: ["conversation.id", "session.id"],
   },
   {
     agent: "gemini-cli",
     services: { exact: [], prefixes: ["gemini-cli"] },
     scopes: [],
     namePrefixes: ["gemini_cli."],
+    metricSessionKeys: ["session.id"],
   },
 ];
 
@@ -85,3 +90,12 @@ export function recogniseAgent(
 
 /** Prefix of the OpenTelemetry GenAI conventions' metric names (any service). */
 export const GENAI_METRIC_PREFIX = "gen_ai.";
+
+/** Where each agent's metric points put their session id, point attributes first, then the resource. */
+export const METRIC_SESSION_KEYS: Readonly<Record<TelemetryAgent, readonly string[]>> = {
+  ...Object.fromEntries(AGENTS.map((a) => [a.agent, a.metricSessionKeys])) as Record<
+    KnownAgent,
+    readonly string[]
+  >,
+  genai: ["gen_ai.conversation.id", "session.id"],
+};

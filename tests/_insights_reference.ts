@@ -20,7 +20,7 @@ import type {
   ModelCallEvent,
   TelemetryEvent,
   ToolCallEvent,
-} from "../src/ingest/types.ts";
+} from "../src/model/telemetry.ts";
 import { resolveServeConfig } from "../src/config.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import { openStores, type Stores } from "../src/store/open_stores.ts";

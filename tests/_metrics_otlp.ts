@@ -13,8 +13,8 @@ import {
   decodeMetrics,
   intervalDeltas,
   type MetricSample,
-  seriesIdOf,
 } from "../src/ingest/metrics/mod.ts";
+import { seriesIdOf } from "../src/store/metric_rows.ts";
 
 type Json = Record<string, unknown>;
 

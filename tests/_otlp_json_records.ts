@@ -1,13 +1,13 @@
 /**
  * Test helper: turns an OTLP/JSON export request (logs or traces) into the
  * {@link OtlpRecord}s the agent mappers take, following the record contract
- * of `src/ingest/types.ts`. Only for tests of the mappers; the real decoder
+ * of `src/model/telemetry.ts`. Only for tests of the mappers; the real decoder
  * lives in `src/ingest/otlp/`.
  *
  * @module
  */
 
-import type { Attributes, AttributeValue, OtlpRecord } from "../src/ingest/types.ts";
+import type { Attributes, AttributeValue, OtlpRecord } from "../src/model/telemetry.ts";
 
 type Json = Record<string, unknown>;
 

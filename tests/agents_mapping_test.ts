@@ -9,7 +9,7 @@ import type {
   SessionInfoEvent,
   TelemetryEvent,
   ToolCallEvent,
-} from "../src/ingest/types.ts";
+} from "../src/model/telemetry.ts";
 import { fixtureRecords } from "./_otlp_json_records.ts";
 
 // 2026-11-20T10:00:00.000Z, the fixtures' base time.

@@ -3,8 +3,8 @@
  * #19): `main.ts → cli → server → {api, analytics, ingest, store} → {http,
  * detect}`, nothing imports upward, no import cycle (type-only ones count:
  * they tie modules together as much for a reader), the product never imports
- * `scripts/` or `tests/`, and the store's engine-neutral modules import no
- * engine.
+ * `scripts/` or `tests/`, the store never imports ingest (both stand on
+ * `model`), and the store's engine-neutral modules import no engine.
  *
  * The graph is read from the source text of `main.ts` and `src/**`: static
  * imports and re-exports, dynamic `import("…")`, and modules named by
@@ -19,19 +19,33 @@ const ROOT = new URL("..", import.meta.url).pathname;
  * `shared` is the top level of `src/` (errors, log, time, round, version,
  * config): small leaves anyone may use. `ui` is the dashboard's static
  * assets, served by the server. Within the middle tier the order is
- * api → analytics → store → ingest: the insight routes (api) run the
- * analytics engine, which reads the store, which stores ingest's events.
+ * api → analytics → store: the insight routes (api) run the analytics
+ * engine, which reads the store. The store and ingest both stand on `model`,
+ * the domain types (events, metric points, unmapped records, text sizes):
+ * ingest produces them, the store writes them, and neither imports the other.
  */
 const LAYERS: Readonly<Record<string, readonly string[]>> = {
   main: ["cli"],
-  cli: ["server", "demo", "api", "analytics", "ingest", "store", "http", "detect", "shared"],
-  server: ["api", "analytics", "ingest", "store", "ui", "http", "detect", "shared"],
+  cli: [
+    "server",
+    "demo",
+    "api",
+    "analytics",
+    "ingest",
+    "store",
+    "model",
+    "http",
+    "detect",
+    "shared",
+  ],
+  server: ["api", "analytics", "ingest", "store", "model", "ui", "http", "detect", "shared"],
   demo: ["shared"],
   ui: ["http", "shared"],
-  api: ["analytics", "store", "http", "detect", "shared"],
-  analytics: ["store", "http", "detect", "shared"],
-  store: ["ingest", "http", "detect", "shared"],
-  ingest: ["http", "detect", "shared"],
+  api: ["analytics", "store", "model", "http", "detect", "shared"],
+  analytics: ["store", "model", "http", "detect", "shared"],
+  store: ["model", "http", "detect", "shared"],
+  ingest: ["model", "http", "detect", "shared"],
+  model: ["shared"],
   http: ["shared"],
   detect: ["shared"],
   shared: [],
@@ -244,6 +258,16 @@ Deno.test("no module imports a layer above its own", async () => {
   assert.deepEqual(upward.filter((edge) => !OPEN_UPWARD.includes(edge.from)).map(describe), []);
   const settled = OPEN_UPWARD.filter((path) => !upward.some((edge) => edge.from === path));
   assert.deepEqual(settled, [], "no upward import left: delete these from OPEN_UPWARD");
+});
+
+Deno.test("the store never imports ingest, and the model only shared leaves", async () => {
+  const { edges } = await productGraph();
+  const wrong = edges.filter((edge) =>
+    (edge.from.startsWith("src/store/") && edge.to.startsWith("src/ingest/")) ||
+    (edge.from.startsWith("src/model/") && edge.to.startsWith("src/") &&
+      layerOf(edge.to) !== "model" && layerOf(edge.to) !== "shared")
+  );
+  assert.deepEqual(wrong.map(describe), []);
 });
 
 Deno.test("the product imports nothing from scripts/ or tests/", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { DecisionEvent, ToolCallEvent } from "../src/ingest/types.ts";
+import type { DecisionEvent, ToolCallEvent } from "../src/model/telemetry.ts";
 import {
   callFindings,
   detectEventCall,

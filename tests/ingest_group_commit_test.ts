@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { receiveExport } from "../src/ingest/receive.ts";
-import type { TelemetryEvent } from "../src/ingest/types.ts";
+import type { TelemetryEvent } from "../src/model/telemetry.ts";
 import { emptyIngestSummary } from "../src/store/ingest_batch.ts";
 import { migrate, openDatabase } from "../src/store/sqlite/database.ts";
 import { telemetryMigrations } from "../src/store/sqlite/migrations.ts";

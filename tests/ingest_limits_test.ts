@@ -18,7 +18,7 @@ import {
   utf8Prefix,
 } from "../src/ingest/limits.ts";
 import { decodeExport } from "../src/ingest/otlp/mod.ts";
-import type { MapResult, ModelCallEvent, ToolCallEvent } from "../src/ingest/types.ts";
+import type { MapResult, ModelCallEvent, ToolCallEvent } from "../src/model/telemetry.ts";
 import { apiRequest, claudeEvent, claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";
 

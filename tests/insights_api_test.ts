@@ -4,7 +4,7 @@ import { claudeExport, toolResult } from "./_otlp.ts";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { type CatchUpStats, INSIGHT_NAMES } from "../src/analytics/mod.ts";
 import { Replica } from "../src/analytics/replica.ts";
-import type { TelemetryEvent, ToolCallEvent } from "../src/ingest/types.ts";
+import type { TelemetryEvent, ToolCallEvent } from "../src/model/telemetry.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import { QueryTimeoutError } from "../src/errors.ts";
 import {

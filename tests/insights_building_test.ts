@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { engineTest } from "./_harness.ts";
 import { INSIGHT_NAMES } from "../src/analytics/mod.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
+import type { ToolCallEvent } from "../src/model/telemetry.ts";
 import { dataPaths } from "../src/store/sqlite/data_dir.ts";
 import {
   assertInsightEqual,

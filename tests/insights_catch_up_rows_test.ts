@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { engineTest, testEngine } from "./_harness.ts";
 import { INSIGHT_NAMES } from "../src/analytics/mod.ts";
-import type { ToolCallEvent } from "../src/ingest/types.ts";
+import type { ToolCallEvent } from "../src/model/telemetry.ts";
 import { connectPostgres } from "../src/store/postgres/client.ts";
 import {
   assertInsightEqual,

@@ -10,9 +10,9 @@ import {
   type DecodedMetrics,
   decodeMetrics,
   INSTRUMENTS,
-  metricPointIdOf,
   receiveMetrics,
 } from "../src/ingest/metrics/mod.ts";
+import { metricPointIdOf } from "../src/store/metric_rows.ts";
 import { OtlpDecodeError } from "../src/ingest/otlp/mod.ts";
 import { metricsJsonToProtobuf, recordedMetrics, SENDER, totalsOf } from "./_metrics_otlp.ts";
 

@@ -6,7 +6,7 @@ import {
   OtlpDecodeError,
   type Signal,
 } from "../src/ingest/otlp/mod.ts";
-import type { OtlpRecord } from "../src/ingest/types.ts";
+import type { OtlpRecord } from "../src/model/telemetry.ts";
 import {
   type JsonAnyValue,
   type JsonLogRecord,

@@ -17,7 +17,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { decodeMetrics, receiveMetrics } from "../src/ingest/metrics/mod.ts";
 import { decodeExport, OtlpDecodeError, type Signal } from "../src/ingest/otlp/mod.ts";
 import { receiveExport } from "../src/ingest/receive.ts";
-import type { ModelCallEvent, ToolCallEvent } from "../src/ingest/types.ts";
+import type { ModelCallEvent, ToolCallEvent } from "../src/model/telemetry.ts";
 import { engineTest, startTestServer } from "./_harness.ts";
 import { apiRequest, claudeExport, toolResult } from "./_otlp.ts";
 import { T0 } from "./_scenario.ts";

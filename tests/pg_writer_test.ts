@@ -14,7 +14,7 @@ import type {
   SessionInfoEvent,
   TelemetryEvent,
   ToolCallEvent,
-} from "../src/ingest/types.ts";
+} from "../src/model/telemetry.ts";
 import { emptyIngestSummary } from "../src/store/ingest_batch.ts";
 import { dataPaths, openTelemetryWriter } from "../src/store/sqlite/data_dir.ts";
 import type { IngestSummary, Sender } from "../src/store/stores.ts";

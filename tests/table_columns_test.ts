@@ -5,9 +5,18 @@
  * by column name gives each value where it belongs. The lists cover every
  * column of the tables the write path inserts whole, so a column added by a
  * migration and not to its list (or the reverse) fails here.
+ *
+ * The roles of the tool-call columns (`TOOL_CALL_ROLES`) against every other
+ * place a column is named: its cap in `TEXT_LIMITS`, both engines' rescan
+ * statements and the texts detection reads, both engines' statements that
+ * merge a log and its span. A column added to one of them and not to its
+ * role (or the reverse) fails here.
  */
 import assert from "node:assert/strict";
 import ingestSql from "../sql/sqlite/ingest.sql" with { type: "text" };
+import postgresIngestSql from "../sql/postgres/ingest.sql" with { type: "text" };
+import { CALL_TEXT_NAMES } from "../src/detect/mod.ts";
+import { TEXT_LIMITS } from "../src/ingest/limits.ts";
 import { namedSql, parseNamedSql } from "../src/store/named_sql.ts";
 import { connectPostgres } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
@@ -25,7 +34,9 @@ import {
   RISK_FLAGS,
   type TableColumns,
   tableColumns,
+  TOOL_CALL_ROLES,
   TOOL_CALLS,
+  type ToolCallColumnRole,
   withColumnLists,
 } from "../src/store/table_columns.ts";
 import { createTestDatabase, pgTestUrl } from "./_pg.ts";
@@ -163,4 +174,68 @@ Deno.test({
       await sql.end();
     }
   },
+});
+
+/** An event field's column name: `mcpServerName` → `mcp_server_name`. */
+function snakeCase(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** The columns a named `UPDATE` sets, less `seq` (which every write sets). */
+function setColumns(sql: Record<string, string>, name: string): string[] {
+  const set = /\bSET\b([\s\S]*?)(?:\bFROM\b|\bWHERE\b)/.exec(namedSql(sql, name))![1]!;
+  return set.split(",").map((part) => part.split("=")[0]!.trim()).filter((c) => c !== "seq");
+}
+
+/** The tool-call columns that have a role, sorted. */
+function columnsWith(role: keyof ToolCallColumnRole): string[] {
+  return Object.entries(TOOL_CALL_ROLES).filter(([, r]) => r[role]).map(([name]) => name).sort();
+}
+
+const SQLITE_INGEST = parseNamedSql(ingestSql);
+const POSTGRES_INGEST = parseNamedSql(postgresIngestSql);
+
+Deno.test("every tool_calls column has a role, in column order", () => {
+  assert.deepEqual(Object.keys(TOOL_CALL_ROLES), TOOL_CALLS.names);
+});
+
+Deno.test("a tool_calls column takes its cap from its event field's TEXT_LIMITS entry", () => {
+  TOOL_CALLS.names.forEach((name, i) => {
+    const { limit } = TOOL_CALL_ROLES[name];
+    const capped = Object.keys(TEXT_LIMITS).find((field) => snakeCase(field) === name);
+    assert.equal(limit, capped ?? null, `${name}: its limit vs TEXT_LIMITS`);
+    if (limit !== null) assert.ok(TOOL_CALLS.kinds[i]!.startsWith("text"), `${name}: not text`);
+  });
+});
+
+Deno.test("the rescanned columns are those detection reads and both rescans rewrite", () => {
+  const rescanned = columnsWith("rescanned");
+  const detected = ["arguments", "result", ...CALL_TEXT_NAMES.map(snakeCase)].sort();
+  assert.deepEqual(rescanned, detected, "detection's texts");
+  assert.deepEqual(setColumns(SQLITE_INGEST, "update_call_text").sort(), rescanned, "SQLite");
+  assert.deepEqual(
+    setColumns(POSTGRES_INGEST, "update_call_texts").sort(),
+    rescanned,
+    "PostgreSQL",
+  );
+  for (
+    const [engine, sql] of [["SQLite", SQLITE_INGEST], ["PostgreSQL", POSTGRES_INGEST]] as const
+  ) {
+    const read = namedSql(sql, "calls_to_rescan").replace(/\bt\./g, "");
+    for (const name of rescanned) assert.match(read, new RegExp(`\\b${name}\\b`), engine);
+  }
+});
+
+Deno.test("the merged columns are those both engines set on a stored call from its log or span", () => {
+  const merged = columnsWith("merged");
+  const sqlite = [
+    ...setColumns(SQLITE_INGEST, "annotate_trace"),
+    ...setColumns(SQLITE_INGEST, "annotate_decision"),
+  ];
+  const postgres = [
+    ...setColumns(POSTGRES_INGEST, "annotate_traces"),
+    ...setColumns(POSTGRES_INGEST, "annotate_decisions"),
+  ];
+  assert.deepEqual(sqlite.sort(), merged, "SQLite");
+  assert.deepEqual(postgres.sort(), merged, "PostgreSQL");
 });

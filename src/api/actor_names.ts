@@ -10,6 +10,11 @@
 import { ApiError } from "../http/responses.ts";
 import type { ActorDirectory, ListedActor } from "../store/stores.ts";
 
+/** The actor ids of telemetry rows, each once. */
+export function actorIdsOf(rows: readonly Record<string, unknown>[]): Set<string> {
+  return new Set(rows.map((row) => String(row.actor_id ?? "")));
+}
+
 /** How long a looked-up name (or its absence) is served before it is looked up again. */
 export const ACTOR_NAME_TTL_MS = 30_000;
 /** Cached names at most; the oldest go first. */

@@ -24,18 +24,11 @@ import type {
 } from "../store/telemetry_queries.ts";
 import type { ActorNames } from "./actor_names.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import {
-  actorParam,
-  exactParam,
-  firstValues,
-  parseParams,
-  teamParam,
-  teamQueryParam,
-  timeParam,
-} from "./params.ts";
+import { actorFilterParams, exactParam, parseQuery, timeParam } from "./params.ts";
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
 import { type ActorNameMap, sessionObject, toolCallObject } from "./shapes.ts";
-import { actorIdsOf } from "./sessions.ts";
+import { actorIdsOf } from "./actor_names.ts";
+import { sessionFiltersOf } from "./sessions.ts";
 import { parseToolCallQuery, toolCallFilterQuery } from "./tool_calls.ts";
 
 type Row = Record<string, unknown>;
@@ -253,8 +246,7 @@ const exportSessionsQuery = z.object({
   agent: exactParam.meta({
     description: "Only sessions with a tool call whose `agent_system` is this (empty: no filter).",
   }),
-  actor: actorParam,
-  team: teamQueryParam,
+  ...actorFilterParams,
   domain: exactParam.meta({
     description: "Only sessions that reached this external domain, exact match (empty: no filter).",
   }),
@@ -262,15 +254,8 @@ const exportSessionsQuery = z.object({
 });
 
 const exportSessions: ApiHandler = async ({ url, orgId, services }) => {
-  const query = parseParams(exportSessionsQuery, firstValues(url.searchParams));
-  const filters: SessionFilters = {
-    after: query.after,
-    before: query.before,
-    agent: query.agent,
-    actor: query.actor,
-    team: teamParam(url.searchParams),
-    domain: query.domain,
-  };
+  const query = parseQuery(exportSessionsQuery, url);
+  const filters = sessionFiltersOf(query, url);
   const after = resumeKey(query.after, query.after_id);
   return await ndjsonResponse(
     exportPages(services, SESSION_EXPORT, orgId, filters, after),

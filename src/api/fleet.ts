@@ -13,7 +13,7 @@ import { jsonResponse } from "../http/responses.ts";
 import { formatTimestamp } from "../time.ts";
 import type { OrgActor } from "./actor_names.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { firstValues, parseParams } from "./params.ts";
+import { parseQuery } from "./params.ts";
 import { Fleet } from "./schemas.ts";
 
 /** Most actors answered. */
@@ -65,7 +65,7 @@ interface FleetEntry {
 }
 
 const getFleet: ApiHandler = async ({ url, orgId, services }) => {
-  const { silent_days: silentDays } = parseParams(fleetQuery, firstValues(url.searchParams));
+  const { silent_days: silentDays } = parseQuery(fleetQuery, url);
   const now = services.clock();
   const statement = services.reader.queries.fleet(orgId, {
     silentSince: silentDays === undefined ? null : now - silentDays * DAY_MS,

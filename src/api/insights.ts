@@ -22,7 +22,13 @@ import {
 import { type Clock, systemClock } from "../time.ts";
 import { jsonResponse } from "../http/responses.ts";
 import type { ApiRoute } from "./context.ts";
-import { actorParam, firstValues, parseParams, teamParam, teamQueryParam } from "./params.ts";
+import {
+  actorFilterParams,
+  actorFiltersOf,
+  firstValues,
+  parseParams,
+  parseQuery,
+} from "./params.ts";
 import { INSIGHT_BODIES } from "./schemas.ts";
 
 const windowParam = z.string().optional().transform((raw, ctx): WindowName => {
@@ -78,7 +84,7 @@ export function parseInsightParams(
   return parseParams(insightQuery, firstValues(search));
 }
 
-const filterQuery = z.object({ actor: actorParam, team: teamQueryParam });
+const filterQuery = z.object(actorFilterParams);
 
 /** What each insight's route returns, in one line. */
 const INSIGHT_SUMMARIES: Record<AnyInsightName, string> = {
@@ -114,12 +120,7 @@ export function insightRoutes(
     errors: ["invalid_request", "overloaded", "insights_unavailable"],
     handler: async ({ url, orgId, services }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
-      const filters = actorFilters
-        ? {
-          actor: parseParams(filterQuery, firstValues(url.searchParams)).actor,
-          team: teamParam(url.searchParams),
-        }
-        : undefined;
+      const filters = actorFilters ? actorFiltersOf(parseQuery(filterQuery, url), url) : undefined;
       const body = await analytics.cachedInsight(
         name,
         orgId,

@@ -125,3 +125,22 @@ export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.o
   }
   return result.data;
 }
+
+/** A request's query string parsed with `schema` (the first value of each parameter). */
+export function parseQuery<S extends z.ZodType>(schema: S, url: URL): z.output<S> {
+  return parseParams(schema, firstValues(url.searchParams));
+}
+
+/** `limit` and `cursor`: the parameters of a keyset page (docs/api.md §2.10). */
+export const pageParams = { limit: limitParam, cursor: cursorParam };
+
+/** `actor` and `team`: the actor filters of the lists, exports and insights that take them. */
+export const actorFilterParams = { actor: actorParam, team: teamQueryParam };
+
+/** The actor filters of a request: `actor` as parsed, `team` from all its values (`teamParam`). */
+export function actorFiltersOf(
+  query: { actor?: string },
+  url: URL,
+): { actor?: string; team?: string[] } {
+  return { actor: query.actor, team: teamParam(url.searchParams) };
+}

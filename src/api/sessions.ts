@@ -6,19 +6,10 @@
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { cursorBinding } from "./cursor.ts";
-import { pageEnvelope } from "./pagination.ts";
-import {
-  actorParam,
-  cursorParam,
-  exactParam,
-  firstValues,
-  limitParam,
-  parseParams,
-  teamParam,
-  teamQueryParam,
-  timeParam,
-} from "./params.ts";
+import { type KeysetList, listPage, listQuery } from "./pagination.ts";
+import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
+import type { SessionFilters } from "../store/telemetry_queries.ts";
+import { actorIdsOf } from "./actor_names.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import {
   domainObject,
@@ -30,16 +21,13 @@ import {
 
 type Row = Record<string, unknown>;
 
-const sessionsQuery = z.object({
-  limit: limitParam,
-  cursor: cursorParam,
+const sessionsQuery = listQuery({
   after: timeParam("after"),
   before: timeParam("before"),
   agent: exactParam.meta({
     description: "Only tool calls whose `agent_system` equals this exactly (empty: no filter).",
   }),
-  actor: actorParam,
-  team: teamQueryParam,
+  ...actorFilterParams,
   domain: exactParam.meta({
     description:
       "Only sessions that reached this external domain, exact match (empty: no filter); their figures still come from the matching calls.",
@@ -49,33 +37,36 @@ const sessionsQuery = z.object({
   }),
 });
 
-const listSessions: ApiHandler = async ({ url, orgId, services }) => {
+const listSessions: ApiHandler = async (context) => {
+  const { url } = context;
   if (url.searchParams.has("tag")) {
     throw new ApiError("not_implemented", "the tag filter is not implemented");
   }
-  const query = parseParams(sessionsQuery, firstValues(url.searchParams));
-  const filters = {
+  const query = parseQuery(sessionsQuery, url);
+  return await listPage(context, SESSION_LIST, query, sessionFiltersOf(query, url));
+};
+
+/** `/v1/sessions`' pages: by `last_seen`, newest first. */
+const SESSION_LIST: KeysetList<SessionFilters> = {
+  endpoint: "sessions",
+  page: (queries) => queries.sessionsPage,
+  keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
+  toObject: sessionObject,
+};
+
+/** The session filters of a parsed query (`/v1/sessions`' and its export's). */
+export function sessionFiltersOf(
+  query: Omit<SessionFilters, "team">,
+  url: URL,
+): SessionFilters {
+  return {
     after: query.after,
     before: query.before,
     agent: query.agent,
-    actor: query.actor,
-    team: teamParam(url.searchParams),
+    ...actorFiltersOf(query, url),
     domain: query.domain,
   };
-  const cursors = cursorBinding(services.cursorSecret, orgId, "sessions", filters);
-  const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
-  const [rows] = await services.reader.read([
-    services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
-  ]);
-  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
-  return jsonResponse(pageEnvelope(
-    rows as Row[],
-    query.limit,
-    cursors,
-    (row) => [Number(row.last_seen), String(row.session_id)],
-    (row) => sessionObject(row, names),
-  ));
-};
+}
 
 const sessionFacets: ApiHandler = async ({ orgId, services }) => {
   const [domains, agents] = await services.reader.read([
@@ -103,11 +94,6 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
     model_calls: modelCalls!.map(sessionModelCallObject),
   });
 };
-
-/** The actor ids of telemetry rows, each once. */
-export function actorIdsOf(rows: readonly Row[]): Set<string> {
-  return new Set(rows.map((row) => String(row.actor_id ?? "")));
-}
 
 /** Facet rows to their values. */
 export function values(rows: unknown[]): string[] {

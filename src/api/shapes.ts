@@ -77,12 +77,10 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
 /** A call's optional fields in a session detail and before `agent_system` in the list form. */
 const CALL_OPTIONAL = optionalFieldsOf(SessionToolCall);
 
-/** A tool call as listed inside a session detail (docs/api.md §4.4). */
-export function sessionToolCallObject(row: Row): Row {
+/** The fields of a tool call from its tool to its outcome, in both forms. */
+function callFields(row: Row): Row {
   const outcome = text(row, "outcome");
-  const call: Row = {
-    id: text(row, "id"),
-    timestamp: formatTimestamp(Number(row.ts)),
+  return {
     "tool_name": text(row, "tool_name"),
     "tool_type": text(row, "tool_type"),
     category: text(row, "category"),
@@ -90,13 +88,21 @@ export function sessionToolCallObject(row: Row): Row {
     success: success(outcome),
     outcome,
   };
+}
+
+/** A tool call as listed inside a session detail (docs/api.md §4.4). */
+export function sessionToolCallObject(row: Row): Row {
+  const call: Row = {
+    id: text(row, "id"),
+    timestamp: formatTimestamp(Number(row.ts)),
+    ...callFields(row),
+  };
   optionalFields(call, row, CALL_OPTIONAL);
   return call;
 }
 
 /** A tool call object, list form (docs/api.md §2.4). */
 export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
-  const outcome = text(row, "outcome");
   const actorId = text(row, "actor_id");
   const call: Row = {
     id: text(row, "id"),
@@ -104,12 +110,7 @@ export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
     "session_id": text(row, "session_id"),
     "actor_id": actorId,
     "actor_name": actorNames.get(actorId) ?? "",
-    "tool_name": text(row, "tool_name"),
-    "tool_type": text(row, "tool_type"),
-    category: text(row, "category"),
-    "duration_ms": outcome === "rejected" ? null : integer(row, "duration_ms"),
-    success: success(outcome),
-    outcome,
+    ...callFields(row),
   };
   optionalFields(call, row, CALL_OPTIONAL);
   call.agent_system = text(row, "agent_system");

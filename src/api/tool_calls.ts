@@ -6,22 +6,12 @@
 import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { cursorBinding } from "./cursor.ts";
-import { pageEnvelope } from "./pagination.ts";
-import {
-  actorParam,
-  cursorParam,
-  exactParam,
-  firstValues,
-  limitParam,
-  parseParams,
-  teamParam,
-  teamQueryParam,
-  timeParam,
-} from "./params.ts";
+import { actorIdsOf } from "./actor_names.ts";
+import { type KeysetList, listPage, listQuery } from "./pagination.ts";
+import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
-import { actorIdsOf, values } from "./sessions.ts";
+import { values } from "./sessions.ts";
 import type { CallFilters } from "../store/telemetry_queries.ts";
 
 type Row = Record<string, unknown>;
@@ -47,8 +37,7 @@ const toolCallFilterParams = {
   after: timeParam("after"),
   before: timeParam("before"),
   "session_id": exactParam.meta({ description: "Only calls in this session." }),
-  actor: actorParam,
-  team: teamQueryParam,
+  ...actorFilterParams,
   "tool_name": exactParam.meta({ description: "Exact tool name." }),
   "tool_type": exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
   category: exactParam.meta({
@@ -66,11 +55,7 @@ const toolCallFilterParams = {
 /** The query of `/v1/tool-calls`' filters; an endpoint that takes them extends it. */
 export const toolCallFilterQuery = z.object(toolCallFilterParams);
 
-const toolCallsQuery = z.object({
-  limit: limitParam,
-  cursor: cursorParam,
-  ...toolCallFilterParams,
-});
+const toolCallsQuery = listQuery(toolCallFilterParams);
 
 /**
  * Parses a request's query with `schema` (the list's, or one that extends
@@ -85,13 +70,12 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
       "invalid parameter: success (the success filter is replaced by outcome: ok, error or rejected)",
     );
   }
-  const query = parseParams(schema, firstValues(url.searchParams));
+  const query = parseQuery(schema, url);
   const filters: CallFilters = {
     after: query.after,
     before: query.before,
     sessionId: query.session_id,
-    actor: query.actor,
-    team: teamParam(url.searchParams),
+    ...actorFiltersOf(query, url),
     toolName: query.tool_name,
     toolType: query.tool_type,
     category: query.category,
@@ -100,21 +84,17 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
   return { query, filters };
 }
 
-const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
-  const { query, filters } = parseToolCallQuery(url, toolCallsQuery);
-  const cursors = cursorBinding(services.cursorSecret, orgId, "tool-calls", filters);
-  const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
-  const [rows] = await services.reader.read([
-    services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
-  ]);
-  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
-  return jsonResponse(pageEnvelope(
-    rows as Row[],
-    query.limit,
-    cursors,
-    (row) => [Number(row.ts), String(row.id)],
-    (row) => toolCallObject(row, names),
-  ));
+const listToolCalls: ApiHandler = async (context) => {
+  const { query, filters } = parseToolCallQuery(context.url, toolCallsQuery);
+  return await listPage(context, TOOL_CALL_LIST, query, filters);
+};
+
+/** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
+const TOOL_CALL_LIST: KeysetList<CallFilters> = {
+  endpoint: "tool-calls",
+  page: (queries) => queries.toolCallsPage,
+  keyOf: (row) => [Number(row.ts), String(row.id)],
+  toObject: toolCallObject,
 };
 
 const toolCallFacets: ApiHandler = async ({ orgId, services }) => {

@@ -10,13 +10,13 @@ import { z } from "zod";
 import { jsonResponse } from "../http/responses.ts";
 import { formatTimestamp } from "../time.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { actorParam, firstValues, parseParams } from "./params.ts";
+import { actorParam, parseQuery } from "./params.ts";
 import { UnmappedEvents } from "./schemas.ts";
 
 const query = z.object({ actor: actorParam });
 
 const listUnmappedEvents: ApiHandler = async ({ url, orgId, services }) => {
-  const { actor } = parseParams(query, firstValues(url.searchParams));
+  const { actor } = parseQuery(query, url);
   const [rows] = await services.reader.read([
     services.reader.queries.unmappedEvents(orgId, actor ?? ""),
   ]) as Record<string, unknown>[][];

@@ -29,13 +29,11 @@ import {
   type CommandDef,
   DATA_FLAG,
   DATABASE_FLAG,
-  databaseOf,
-  dataDirOf,
   JSON_FLAG,
   type ParsedFlags,
   required,
 } from "./flags.ts";
-import { requireStore } from "./store_presence.ts";
+import { commandStore } from "./store_presence.ts";
 import { printResult, UsageError } from "./usage.ts";
 
 type Row = Record<string, unknown>;
@@ -212,9 +210,7 @@ async function runExport(flags: ParsedFlags): Promise<void> {
   const out = required(flags, "out");
   const after = instantOf(flags, "after");
   const before = instantOf(flags, "before");
-  const database = databaseOf(flags);
-  const dir = dataDirOf(flags);
-  if (database === null) requireStore(dir, flags.source("data"), "keys");
+  const { dir, database } = commandStore(flags, "keys");
   const stores = await openExportStores(dir, database, { timeoutMs: PAGE_TIMEOUT_MS });
   const partial = `${out}.partial`;
   const ndjson = format === "parquet" ? `${out}.partial.ndjson` : partial;

@@ -16,8 +16,11 @@
  * @module
  */
 import { NamedError } from "../errors.ts";
-import type { MapResult, OtlpRecord, TelemetryEvent } from "./types.ts";
+import type { MapResult, OtlpRecord, TelemetryEvent } from "../model/telemetry.ts";
 import { replaceNul, replaceNulInRecord } from "./nul_policy.ts";
+import { NAME_MAX_BYTES, utf8Bytes, utf8Prefix } from "../model/text.ts";
+
+export { NAME_MAX_BYTES, utf8Bytes, utf8Prefix };
 
 /** Earliest time stored: 1970-01-01T00:00:00.000Z (OTLP times are unsigned since the epoch). */
 export const TIME_MIN_MS = 0;
@@ -72,8 +75,6 @@ export const NUMBER_LIMITS: Readonly<Record<NumberFields<TelemetryEvent>, Number
 
 /** Identifiers: session, call, prompt, trace and span ids. */
 export const ID_MAX_BYTES = 256;
-/** Names and short labels: agent, tool, model, provider, version, decision, OS, … */
-export const NAME_MAX_BYTES = 256;
 /** A working directory (Linux PATH_MAX). */
 export const PATH_MAX_BYTES = 4096;
 /**
@@ -392,40 +393,6 @@ function shortenStrings(value: unknown, budget: number): unknown {
     });
   }
   return out;
-}
-
-/** UTF-8 byte length of a string (a lone surrogate counts 3, as TextEncoder writes U+FFFD). */
-export function utf8Bytes(s: string): number {
-  let bytes = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && isLowSurrogate(s.charCodeAt(i + 1))) {
-      bytes += 2;
-      i++;
-    } else bytes += 2;
-  }
-  return bytes;
-}
-
-/** The longest prefix of `s` that takes at most `max` UTF-8 bytes, never splitting a pair. */
-export function utf8Prefix(s: string, max: number): string {
-  let bytes = 0;
-  let i = 0;
-  while (i < s.length) {
-    const c = s.charCodeAt(i);
-    const pair = c >= 0xd800 && c <= 0xdbff && isLowSurrogate(s.charCodeAt(i + 1));
-    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
-    if (bytes + size > max) break;
-    bytes += size;
-    i += pair ? 2 : 1;
-  }
-  return s.slice(0, i);
-}
-
-function isLowSurrogate(c: number): boolean {
-  return c >= 0xdc00 && c <= 0xdfff;
 }
 
 function isDecimal(s: string): boolean {

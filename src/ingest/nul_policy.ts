@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { AttributeValue, OtlpRecord, TelemetryEvent } from "./types.ts";
+import type { AttributeValue, OtlpRecord, TelemetryEvent } from "../model/telemetry.ts";
 
 const NUL = "\u0000";
 const REPLACEMENT = "\ufffd";

@@ -4,28 +4,13 @@
  *
  * @module
  */
-import { type MappedAgent, mapperOf, mapRecord, reportedAgentVersion } from "./agents/mod.ts";
+import { mapperOf, mapRecord, reportedAgentVersion } from "./agents/mod.ts";
 import { mapWithinLimits } from "./limits.ts";
 import { decodeExport, type Encoding, type Signal } from "./otlp/mod.ts";
-import type { OtlpRecord, TelemetryEvent } from "./types.ts";
+import type { OtlpRecord, TelemetryEvent } from "../model/telemetry.ts";
+import type { UnmappedReason, UnmappedRecords } from "../model/unmapped.ts";
 
-/**
- * Why a record stored nothing: no mapper knows its agent, its agent's mapper
- * keeps no such event, or it lacked what its event needs (`partialSuccess`).
- */
-export type UnmappedReason = "unknown_agent" | "unmapped_event" | "not_kept" | "unusable";
-
-/** Records of one export that stored nothing, grouped by agent, reason and event name. */
-export interface UnmappedRecords {
-  /** The mapper's agent, or `other` when no mapper applies. */
-  agent: MappedAgent | "other";
-  /** The version the records report, as the agent's mapping reads it (`""` for none). */
-  agentVersion: string;
-  reason: UnmappedReason;
-  /** The record's event name (a span's name), as sent. */
-  eventName: string;
-  count: number;
-}
+export type { UnmappedReason, UnmappedRecords };
 
 /** The events of one request and what could not be used. */
 export interface ReceivedExport {

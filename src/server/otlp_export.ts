@@ -18,7 +18,7 @@ import {
   type Signal,
   UnsupportedMediaTypeError,
 } from "../ingest/otlp/mod.ts";
-import type { TelemetryEvent } from "../ingest/types.ts";
+import type { TelemetryEvent } from "../model/telemetry.ts";
 import type { KeyVerifier, TelemetryWriterApi } from "../store/stores.ts";
 import { bearerToken } from "../http/auth.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";

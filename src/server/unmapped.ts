@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { UnmappedRecords } from "../ingest/receive.ts";
+import type { UnmappedRecords } from "../model/unmapped.ts";
 import { log } from "../log.ts";
 import type { ServiceMetrics } from "../http/metrics.ts";
 

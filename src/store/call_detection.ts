@@ -14,7 +14,7 @@ import {
   type Detection,
   detectToolCall,
 } from "../detect/mod.ts";
-import type { DecisionEvent, TelemetryEvent, ToolCallEvent } from "../ingest/types.ts";
+import type { DecisionEvent, TelemetryEvent, ToolCallEvent } from "../model/telemetry.ts";
 
 /** An event that stores a tool call row (a decision only when it rejects). */
 type CallEvent = ToolCallEvent | DecisionEvent;

@@ -13,7 +13,7 @@ import type {
   SessionInfoEvent,
   TelemetryEvent,
   ToolCallEvent,
-} from "../ingest/types.ts";
+} from "../model/telemetry.ts";
 import type { FlagKind } from "../detect/mod.ts";
 import { type CallFindings, detectEventCall, detectionOf } from "./call_detection.ts";
 import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { metricPointIdOf, type MetricSample, seriesIdOf } from "../ingest/metrics/mod.ts";
+import { createHash } from "node:crypto";
+import type { MetricSample } from "../model/metrics.ts";
 import type { Sender } from "./stores.ts";
 import type { MetricPointRow } from "./table_columns.ts";
 
@@ -36,4 +37,25 @@ export function metricPointRow(sender: Sender, sample: MetricSample, seq: number
     ts: sample.timeMs,
     value: sample.value,
   };
+}
+
+/** A series' stored id: its key within the sender's organization and actor (32 hex). */
+export function seriesIdOf(sender: Sender, sample: MetricSample): string {
+  return hex(`${sender.orgId}\u0000${sender.actorId}\u0000${sample.seriesKey}`, 32);
+}
+
+/**
+ * A point's row id: its series, start time and time. An exporter's retry
+ * repeats all three, so it stores nothing twice; a later point of the same
+ * series differs in its time.
+ */
+export function metricPointIdOf(sender: Sender, sample: MetricSample): string {
+  const series = seriesIdOf(sender, sample);
+  return `mp_${series.slice(0, 12)}${
+    hex(`${series}\u0000${sample.startTimeNs ?? ""}\u0000${sample.timeNs}`, 20)
+  }`;
+}
+
+function hex(text: string, digits: number): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, digits);
 }

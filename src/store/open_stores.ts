@@ -16,7 +16,7 @@ import {
 import { checkDataFiles } from "./sqlite/file_checks.ts";
 import { connectPostgres } from "./postgres/client.ts";
 import { PgKeyStore } from "./postgres/keys.ts";
-import { migratePostgres, requirePostgresMigrated } from "./postgres/migrate.ts";
+import { migrateOrEnd } from "./postgres/migrate.ts";
 import { PgReader } from "./postgres/reader.ts";
 import { PgTelemetryWriter } from "./postgres/telemetry_writer.ts";
 import { ReaderPool } from "./sqlite/reader.ts";
@@ -110,13 +110,7 @@ async function openPostgresStores(config: ServeConfig): Promise<Stores> {
     applicationName: "agent-telemetry reads",
   });
   const pools = [keysPool, writerPool, readPool];
-  try {
-    if (config.readOnly) await requirePostgresMigrated(keysPool);
-    else await migratePostgres(keysPool);
-  } catch (error) {
-    await Promise.all(pools.map((pool) => pool.end()));
-    throw error;
-  }
+  await migrateOrEnd(keysPool, pools, { readOnly: config.readOnly });
   const keys = new PgKeyStore(keysPool, { readOnly: config.readOnly });
   const writer = config.readOnly ? null : new PgTelemetryWriter(writerPool, {
     redactSecrets: !config.keepSecrets,
@@ -172,12 +166,7 @@ export async function openRescanner(
     };
   }
   const pool = connectPostgres(database, { max: 1, applicationName: "agent-telemetry rescan" });
-  try {
-    await migratePostgres(pool);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  await migrateOrEnd(pool, [pool]);
   const writer = new PgTelemetryWriter(pool, {
     ...options,
     retention: { retentionDays: Number.MAX_SAFE_INTEGER, maxDiskBytes: null, batchSize: 5000 },

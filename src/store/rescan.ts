@@ -11,7 +11,7 @@ import {
   detectToolCall,
   type RiskFinding,
 } from "../detect/mod.ts";
-import type { ToolCallEvent } from "../ingest/types.ts";
+import type { ToolCallEvent } from "../model/telemetry.ts";
 import type { StoredCall } from "./detection_rows.ts";
 
 /** A stored call as `detect rescan` reads it. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { TelemetryEvent } from "../ingest/types.ts";
+import type { TelemetryEvent } from "../model/telemetry.ts";
 import type { Sender } from "./stores.ts";
 
 /** A stable row id from the organization, session and the event's identity. */

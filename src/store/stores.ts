@@ -8,9 +8,9 @@
  * @module
  */
 import type { FlagKind } from "../detect/mod.ts";
-import type { MetricSample } from "../ingest/metrics/mod.ts";
-import type { UnmappedRecords } from "../ingest/receive.ts";
-import type { TelemetryEvent } from "../ingest/types.ts";
+import type { MetricSample } from "../model/metrics.ts";
+import type { UnmappedRecords } from "../model/unmapped.ts";
+import type { TelemetryEvent } from "../model/telemetry.ts";
 import type { ReadStatement, TelemetryQueries } from "./telemetry_queries.ts";
 
 /**

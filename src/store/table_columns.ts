@@ -108,6 +108,69 @@ export const TOOL_CALLS = tableColumns("tool_calls", {
   span_id: "text?",
 });
 
+/**
+ * What else a `tool_calls` column takes part in beyond its insert, one entry
+ * per column (typed: a column without an entry does not compile).
+ * `tests/table_columns_test.ts` holds each place to it: the event field
+ * whose cap (`TEXT_LIMITS`, `ingest/limits.ts`) bounds the column, the
+ * columns detection may redact and `detect rescan` rewrites (both engines'
+ * rescan statements, `rescan.ts`), and those a log and its span fill in
+ * either order (both engines' annotate statements).
+ */
+export interface ToolCallColumnRole {
+  /** The event field of `TEXT_LIMITS` that caps it; null for ids we make and numbers. */
+  limit: string | null;
+  /** Detection redacts secrets in it at ingest and `detect rescan` rewrites it. */
+  rescanned?: true;
+  /** A later log or span sets it on the stored call (decision from the log, ids from the span). */
+  merged?: true;
+}
+
+const capped = (limit: string): ToolCallColumnRole => ({ limit });
+const redacted = (limit: string): ToolCallColumnRole => ({ limit, rescanned: true });
+const merged = (limit: string): ToolCallColumnRole => ({ limit, merged: true });
+const ours: ToolCallColumnRole = { limit: null };
+
+/** The role of each `tool_calls` column (see {@link ToolCallColumnRole}), in column order. */
+export const TOOL_CALL_ROLES: Readonly<Record<keyof ToolCallRow, ToolCallColumnRole>> = {
+  id: ours,
+  org_id: ours,
+  seq: ours,
+  session_id: capped("sessionId"),
+  actor_id: ours,
+  ts: ours,
+  tool_name: capped("toolName"),
+  tool_type: ours,
+  category: ours,
+  outcome: ours,
+  duration_ms: ours,
+  result_size_bytes: ours,
+  agent_system: capped("agentSystem"),
+  agent_version: capped("agentVersion"),
+  model: capped("model"),
+  error_message: redacted("errorMessage"),
+  error_type: redacted("errorType"),
+  decision: merged("decision"),
+  decision_source: merged("decisionSource"),
+  prompt_id: capped("promptId"),
+  agent_name: redacted("agentName"),
+  provider_name: capped("providerName"),
+  tool_call_id: capped("toolCallId"),
+  tool_use_id: capped("toolUseId"),
+  tool_description: redacted("toolDescription"),
+  source: ours,
+  arguments: redacted("arguments"),
+  result: redacted("result"),
+  mcp_server_name: redacted("mcpServerName"),
+  mcp_server_scope: redacted("mcpServerScope"),
+  os_type: capped("osType"),
+  host_arch: capped("hostArch"),
+  terminal_type: capped("terminalType"),
+  cwd: redacted("cwd"),
+  trace_id: merged("traceId"),
+  span_id: merged("spanId"),
+};
+
 /** `model_calls`: one row per model request. */
 export const MODEL_CALLS = tableColumns("model_calls", {
   ...CALL_COLUMNS,

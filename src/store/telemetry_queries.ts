@@ -15,36 +15,24 @@ export interface ReadStatement {
   params: (string | number | null)[];
 }
 
+/** A page of a keyset list: at most `limit` rows (`limit + 1` for a list) after `after`. */
+export type PageStatement<F> = (
+  orgId: string,
+  filters: F,
+  after: PageKey | null,
+  limit: number,
+) => ReadStatement;
+
 /** The statement builders of one SQL dialect. */
 export interface TelemetryQueries {
   /** Named statement text (tests inspect query plans with it). */
   sql(name: string): string;
-  toolCallsPage(
-    orgId: string,
-    filters: CallFilters,
-    after: PageKey | null,
-    limit: number,
-  ): ReadStatement;
-  sessionsPage(
-    orgId: string,
-    filters: SessionFilters,
-    after: PageKey | null,
-    limit: number,
-  ): ReadStatement;
+  toolCallsPage: PageStatement<CallFilters>;
+  sessionsPage: PageStatement<SessionFilters>;
   /** One page of the export of tool calls: oldest first, after `after`, with flags and domains. */
-  exportToolCallsPage(
-    orgId: string,
-    filters: CallFilters,
-    after: PageKey | null,
-    limit: number,
-  ): ReadStatement;
+  exportToolCallsPage: PageStatement<CallFilters>;
   /** One page of the export of whole sessions: `last_seen` oldest first, after `after`. */
-  exportSessionsPage(
-    orgId: string,
-    filters: SessionFilters,
-    after: PageKey | null,
-    limit: number,
-  ): ReadStatement;
+  exportSessionsPage: PageStatement<SessionFilters>;
   sessionDetail(orgId: string, sessionId: string): ReadStatement[];
   toolCallDetail(orgId: string, id: string): ReadStatement;
   facet(orgId: string, name: FacetName): ReadStatement;
@@ -70,19 +58,15 @@ export type FacetName = "agents" | "domains" | "tool_names" | "tool_types" | "ca
 /** Statement builders over one `queries.sql` text. */
 export function telemetryQueries(queriesSql: string): TelemetryQueries {
   const queries = withColumnLists(parseNamedSql(queriesSql), () => "?");
-  const querySql = (name: string) => namedSql(queries, name);
+  const named = (name: string) => namedSql(queries, name);
   return {
-    sql: querySql,
-    toolCallsPage: (orgId, filters, after, limit) =>
-      toolCallsPage(querySql, orgId, filters, after, limit),
-    sessionsPage: (orgId, filters, after, limit) =>
-      sessionsPage(querySql, orgId, filters, after, limit),
-    exportToolCallsPage: (orgId, filters, after, limit) =>
-      exportToolCallsPage(querySql, orgId, filters, after, limit),
-    exportSessionsPage: (orgId, filters, after, limit) =>
-      exportSessionsPage(querySql, orgId, filters, after, limit),
+    sql: named,
+    toolCallsPage: (...args) => toolCallsPage(named, ...args),
+    sessionsPage: (...args) => sessionsPage(named, ...args),
+    exportToolCallsPage: (...args) => exportToolCallsPage(named, ...args),
+    exportSessionsPage: (...args) => exportSessionsPage(named, ...args),
     unmappedEvents: (orgId, actorId) => ({
-      sql: querySql("unmapped_events"),
+      sql: named("unmapped_events"),
       params: [orgId, actorId, actorId],
     }),
     sessionDetail: (orgId, sessionId) =>
@@ -94,19 +78,22 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
         "child_sessions",
         "session_model_calls",
       ].map((name) => ({
-        sql: querySql(name),
+        sql: named(name),
         params: [orgId, sessionId],
       })),
     fleet: (orgId, { silentSince, sessionsSince, limit }) => ({
-      sql: querySql("fleet"),
+      sql: named("fleet"),
       params: [orgId, silentSince ?? Number.MAX_SAFE_INTEGER, sessionsSince, limit],
     }),
-    toolCallDetail: (orgId, id) => ({ sql: querySql("tool_call"), params: [orgId, id] }),
-    facet: (orgId, name) => ({ sql: querySql(`facet_${name}`), params: [orgId] }),
+    toolCallDetail: (orgId, id) => ({ sql: named("tool_call"), params: [orgId, id] }),
+    facet: (orgId, name) => ({ sql: named(`facet_${name}`), params: [orgId] }),
   };
 }
 
 type QuerySql = (name: string) => string;
+
+/** A page statement over one dialect's named statements. */
+type PageBuilder<F> = (named: QuerySql, ...page: Parameters<PageStatement<F>>) => ReadStatement;
 
 type Param = string | number | null;
 
@@ -127,26 +114,40 @@ export interface CallFilters {
 /** A keyset position: the last row's sort value and id. */
 export type PageKey = [number, string];
 
-function callPredicates(filters: CallFilters): { sql: string; params: Param[] } {
-  const parts: string[] = [];
-  const params: Param[] = [];
-  const add = (sql: string, ...values: Param[]) => {
-    parts.push(sql);
-    params.push(...values);
-  };
-  if (filters.after !== undefined) add("AND ts >= ?", filters.after);
-  if (filters.before !== undefined) add("AND ts <= ?", filters.before);
-  if (filters.agent !== undefined) add("AND agent_system = ?", filters.agent);
-  if (filters.actor !== undefined) add("AND actor_id = ?", filters.actor);
-  if (filters.team !== undefined) {
-    add(`AND actor_id IN (${filters.team.map(() => "?").join(", ")})`, ...filters.team);
+/** `AND` predicates and their parameters, in the order they are added. */
+class Predicates {
+  readonly #parts: string[] = [];
+  readonly params: Param[] = [];
+
+  /** Adds `sql` (`AND …`) with the values of its placeholders. */
+  add(sql: string, ...values: Param[]): void {
+    this.#parts.push(sql);
+    this.params.push(...values);
   }
-  if (filters.sessionId !== undefined) add("AND session_id = ?", filters.sessionId);
-  if (filters.toolName !== undefined) add("AND tool_name = ?", filters.toolName);
-  if (filters.toolType !== undefined) add("AND tool_type = ?", filters.toolType);
-  if (filters.category !== undefined) add("AND category = ?", filters.category);
-  if (filters.outcome !== undefined) add("AND outcome = ?", filters.outcome);
-  return { sql: parts.join(" "), params };
+
+  /** Adds `AND column IN (?, …)` over `values`. */
+  addIn(column: string, values: readonly string[]): void {
+    this.add(`AND ${column} IN (${values.map(() => "?").join(", ")})`, ...values);
+  }
+
+  get sql(): string {
+    return this.#parts.join(" ");
+  }
+}
+
+function callPredicates(filters: CallFilters): Predicates {
+  const where = new Predicates();
+  if (filters.after !== undefined) where.add("AND ts >= ?", filters.after);
+  if (filters.before !== undefined) where.add("AND ts <= ?", filters.before);
+  if (filters.agent !== undefined) where.add("AND agent_system = ?", filters.agent);
+  if (filters.actor !== undefined) where.add("AND actor_id = ?", filters.actor);
+  if (filters.team !== undefined) where.addIn("actor_id", filters.team);
+  if (filters.sessionId !== undefined) where.add("AND session_id = ?", filters.sessionId);
+  if (filters.toolName !== undefined) where.add("AND tool_name = ?", filters.toolName);
+  if (filters.toolType !== undefined) where.add("AND tool_type = ?", filters.toolType);
+  if (filters.category !== undefined) where.add("AND category = ?", filters.category);
+  if (filters.outcome !== undefined) where.add("AND outcome = ?", filters.outcome);
+  return where;
 }
 
 function splice(sql: string, marker: string, predicate: string): string {
@@ -154,13 +155,7 @@ function splice(sql: string, marker: string, predicate: string): string {
 }
 
 /** One page of tool calls, newest first; fetches `limit + 1` rows to see if more exist. */
-function toolCallsPage(
-  querySql: QuerySql,
-  orgId: string,
-  filters: CallFilters,
-  after: PageKey | null,
-  limit: number,
-): ReadStatement {
+const toolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, after, limit) => {
   const where = callPredicates(filters);
   let sql = where.sql;
   const params: Param[] = [orgId, ...where.params];
@@ -169,8 +164,8 @@ function toolCallsPage(
     params.push(...after);
   }
   params.push(limit + 1);
-  return { sql: splice(querySql("tool_calls_page"), "/*filters*/", sql), params };
-}
+  return { sql: splice(named("tool_calls_page"), "/*filters*/", sql), params };
+};
 
 /**
  * The keyset predicate after `after` in ascending `(time, id)` order (both
@@ -186,20 +181,14 @@ function ascendingAfter(
 }
 
 /** One page of the export of tool calls, oldest first; `limit` rows. */
-function exportToolCallsPage(
-  querySql: QuerySql,
-  orgId: string,
-  filters: CallFilters,
-  after: PageKey | null,
-  limit: number,
-): ReadStatement {
+const exportToolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, after, limit) => {
   const where = callPredicates(filters);
   const page = ascendingAfter("ts", "id", after);
   return {
-    sql: splice(querySql("export_tool_calls_page"), "/*filters*/", where.sql + page.sql),
+    sql: splice(named("export_tool_calls_page"), "/*filters*/", where.sql + page.sql),
     params: [orgId, ...where.params, ...page.params, limit],
   };
-}
+};
 
 /**
  * One page of the export of whole sessions by `last_seen`, oldest first;
@@ -207,45 +196,24 @@ function exportToolCallsPage(
  * select the sessions with a call of theirs (the session_actors rollup, one
  * row per session, actor and agent), and a domain those that reached it.
  */
-function exportSessionsPage(
-  querySql: QuerySql,
-  orgId: string,
-  filters: SessionFilters,
-  after: PageKey | null,
-  limit: number,
-): ReadStatement {
-  const parts: string[] = [];
-  const params: Param[] = [];
-  const add = (sql: string, ...values: Param[]) => {
-    parts.push(sql);
-    params.push(...values);
-  };
-  if (filters.after !== undefined) add("AND last_seen >= ?", filters.after);
-  if (filters.before !== undefined) add("AND last_seen <= ?", filters.before);
+const exportSessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after, limit) => {
+  const where = new Predicates();
+  if (filters.after !== undefined) where.add("AND last_seen >= ?", filters.after);
+  if (filters.before !== undefined) where.add("AND last_seen <= ?", filters.before);
   if (filters.actor !== undefined || filters.team !== undefined || filters.agent !== undefined) {
-    const rollup: string[] = [];
-    const values: Param[] = [];
     // Both given, both apply: the actor must be in the team.
-    if (filters.actor !== undefined) {
-      rollup.push("AND a.actor_id = ?");
-      values.push(filters.actor);
-    }
-    if (filters.team !== undefined) {
-      rollup.push(`AND a.actor_id IN (${filters.team.map(() => "?").join(", ")})`);
-      values.push(...filters.team);
-    }
-    if (filters.agent !== undefined) {
-      rollup.push("AND a.agent_system = ?");
-      values.push(filters.agent);
-    }
-    add(
+    const rollup = new Predicates();
+    if (filters.actor !== undefined) rollup.add("AND a.actor_id = ?", filters.actor);
+    if (filters.team !== undefined) rollup.addIn("a.actor_id", filters.team);
+    if (filters.agent !== undefined) rollup.add("AND a.agent_system = ?", filters.agent);
+    where.add(
       "AND EXISTS (SELECT 1 FROM session_actors AS a " +
-        `WHERE a.org_id = s.org_id AND a.session_id = s.session_id ${rollup.join(" ")})`,
-      ...values,
+        `WHERE a.org_id = s.org_id AND a.session_id = s.session_id ${rollup.sql})`,
+      ...rollup.params,
     );
   }
   if (filters.domain !== undefined) {
-    add(
+    where.add(
       "AND EXISTS (SELECT 1 FROM domain_hits AS d " +
         "WHERE d.org_id = s.org_id AND d.session_id = s.session_id AND d.domain = ?)",
       filters.domain,
@@ -253,10 +221,10 @@ function exportSessionsPage(
   }
   const page = ascendingAfter("last_seen", "session_id", after);
   return {
-    sql: splice(querySql("export_sessions_page"), "/*filters*/", parts.join(" ") + page.sql),
-    params: [orgId, ...params, ...page.params, limit],
+    sql: splice(named("export_sessions_page"), "/*filters*/", where.sql + page.sql),
+    params: [orgId, ...where.params, ...page.params, limit],
   };
-}
+};
 
 /** Session filters: call filters plus the domain the session must have reached. */
 export interface SessionFilters extends CallFilters {
@@ -269,31 +237,25 @@ export function selectsCalls(filters: SessionFilters): boolean {
 }
 
 /** One page of sessions by `last_seen`, newest first; `limit + 1` rows. */
-function sessionsPage(
-  querySql: QuerySql,
-  orgId: string,
-  filters: SessionFilters,
-  after: PageKey | null,
-  limit: number,
-): ReadStatement {
+const sessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after, limit) => {
   if (!selectsCalls(filters)) {
     const page = sessionKeyPage(after);
     return {
-      sql: splice(querySql("sessions_page"), "/*filters*/", page.sql),
+      sql: splice(named("sessions_page"), "/*filters*/", page.sql),
       params: [orgId, ...page.params, limit + 1],
     };
   }
   if (filters.after !== undefined && onlyAfter(filters)) {
     const page = sessionKeyPage(after);
     return {
-      sql: splice(querySql("recent_sessions_page"), "/*page*/", page.sql),
+      sql: splice(named("recent_sessions_page"), "/*page*/", page.sql),
       params: [orgId, filters.after, ...page.params, limit + 1, filters.after],
     };
   }
   const rollup = rollupFilter(filters);
-  if (rollup !== null) return rollupSessionsPage(querySql, orgId, rollup, after, limit);
-  return filteredSessionsPage(querySql, orgId, filters, after, limit);
-}
+  if (rollup !== null) return rollupSessionsPage(named, orgId, rollup, after, limit);
+  return filteredSessionsPage(named, orgId, filters, after, limit);
+};
 
 /** Most team members whose sessions the rollup walks one by one (one walk each). */
 export const MAX_ROLLUP_TEAM = 64;
@@ -334,21 +296,11 @@ export function rollupFilter(filters: SessionFilters): RollupFilter | null {
 }
 
 /** A rollup filter as predicates on the session_actors row `alias`. */
-function rollupRowPredicates(
-  alias: string,
-  filter: RollupFilter,
-): { sql: string; params: Param[] } {
-  const parts: string[] = [];
-  const params: Param[] = [];
-  if (filter.actors !== null) {
-    parts.push(`AND ${alias}.actor_id IN (${filter.actors.map(() => "?").join(", ")})`);
-    params.push(...filter.actors);
-  }
-  if (filter.agent !== undefined) {
-    parts.push(`AND ${alias}.agent_system = ?`);
-    params.push(filter.agent);
-  }
-  return { sql: parts.join(" "), params };
+function rollupRowPredicates(alias: string, filter: RollupFilter): Predicates {
+  const where = new Predicates();
+  if (filter.actors !== null) where.addIn(`${alias}.actor_id`, filter.actors);
+  if (filter.agent !== undefined) where.add(`AND ${alias}.agent_system = ?`, filter.agent);
+  return where;
 }
 
 /**
@@ -356,13 +308,7 @@ function rollupRowPredicates(
  * bounded walk per actor (or one down the agent's index), merged; the same
  * rows as {@link filteredSessionsPage} for the same filters.
  */
-function rollupSessionsPage(
-  querySql: QuerySql,
-  orgId: string,
-  filter: RollupFilter,
-  after: PageKey | null,
-  limit: number,
-): ReadStatement {
+const rollupSessionsPage: PageBuilder<RollupFilter> = (named, orgId, filter, after, limit) => {
   const inWalk = rollupRowPredicates("x", filter);
   const page = after
     ? { sql: "AND (r.last_seen, r.session_id) < (?, ?)", params: [...after] }
@@ -370,14 +316,14 @@ function rollupSessionsPage(
   const walks: string[] = [];
   const params: Param[] = [];
   const walk = (name: string, values: Param[], agent = "") => {
-    let sql = splice(querySql(name), "/*agent*/", agent);
+    let sql = splice(named(name), "/*agent*/", agent);
     sql = splice(splice(sql, "/*page*/", page.sql), "/*rows*/", inWalk.sql);
     walks.push(sql);
     params.push(orgId, ...values, ...page.params, ...inWalk.params, limit + 1);
   };
   if (filter.domain !== undefined) {
     const sessionPage = page.sql.replaceAll("r.", "");
-    let sql = querySql("rollup_sessions_by_domain");
+    let sql = named("rollup_sessions_by_domain");
     for (const predicate of [sessionPage, sessionPage, page.sql.replaceAll("r.", "s.")]) {
       sql = splice(sql, "/*page*/", predicate);
     }
@@ -398,12 +344,12 @@ function rollupSessionsPage(
   const rows = rollupRowPredicates("r", filter);
   params.push(limit + 1, orgId, ...rows.params, orgId);
   const sql = splice(
-    splice(querySql("rollup_sessions_page"), "/*walks*/", walks.join("\nUNION ALL\n")),
+    splice(named("rollup_sessions_page"), "/*walks*/", walks.join("\nUNION ALL\n")),
     "/*rows*/",
     rows.sql,
   );
   return { sql, params };
-}
+};
 
 /** The keyset predicate on the sessions table's (last_seen, session_id), after a page's last row. */
 function sessionKeyPage(after: PageKey | null): { sql: string; params: Param[] } {
@@ -417,22 +363,16 @@ function onlyAfter(filters: SessionFilters): boolean {
 }
 
 /** Sessions rebuilt from the calls that match the filters (any filter set). */
-function filteredSessionsPage(
-  querySql: QuerySql,
-  orgId: string,
-  filters: SessionFilters,
-  after: PageKey | null,
-  limit: number,
-): ReadStatement {
+const filteredSessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after, limit) => {
   const where = callPredicates(filters);
-  let predicates = where.sql;
-  const params: Param[] = [orgId, ...where.params];
   if (filters.domain !== undefined) {
-    predicates +=
-      " AND session_id IN (SELECT session_id FROM domain_hits WHERE org_id = ? AND domain = ?)";
-    params.push(orgId, filters.domain);
+    where.add(
+      "AND session_id IN (SELECT session_id FROM domain_hits WHERE org_id = ? AND domain = ?)",
+      orgId,
+      filters.domain,
+    );
   }
-  params.push(orgId);
+  const params: Param[] = [orgId, ...where.params, orgId];
   let page = "";
   if (after) {
     page = "AND (g.last_seen, g.session_id) < (?, ?)";
@@ -440,9 +380,9 @@ function filteredSessionsPage(
   }
   params.push(limit + 1);
   const sql = splice(
-    splice(querySql("filtered_sessions_page"), "/*filters*/", predicates),
+    splice(named("filtered_sessions_page"), "/*filters*/", where.sql),
     "/*page*/",
     page,
   );
   return { sql, params };
-}
+};

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { NAME_MAX_BYTES, utf8Prefix } from "../ingest/limits.ts";
-import type { UnmappedRecords } from "../ingest/receive.ts";
+import { NAME_MAX_BYTES, utf8Prefix } from "../model/text.ts";
+import type { UnmappedRecords } from "../model/unmapped.ts";
 import type { Sender } from "./stores.ts";
 
 /** The values of `note_unmapped`, in its parameter order. */

@@ -38,7 +38,7 @@ import type {
   OtlpRecord,
   TelemetryEvent,
   ToolCallEvent,
-} from "../types.ts";
+} from "../../model/telemetry.ts";
 import { decisionRejects, toolCategory } from "./_classify.ts";
 import type { ToolType } from "./_classify.ts";
 import { isStructured, str, strOf } from "./_coerce.ts";

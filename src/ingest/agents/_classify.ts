@@ -4,7 +4,7 @@
  * from a table of the agents' built-in tool names, every MCP tool being `mcp`.
  */
 
-import type { ToolCallEvent } from "../types.ts";
+import type { ToolCallEvent } from "../../model/telemetry.ts";
 
 /** `builtin` or `mcp`. */
 export type ToolType = ToolCallEvent["toolType"];

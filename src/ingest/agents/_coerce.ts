@@ -29,7 +29,7 @@
  */
 
 import { MAX_INTEGER, OutOfRangeError } from "../limits.ts";
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 
 /**
  * The attribute as a non-empty string, or undefined when absent, null,

@@ -5,7 +5,7 @@
  */
 
 import { utf8Bytes } from "../limits.ts";
-import type { Attributes, MapResult, OtlpRecord, ToolCallEvent } from "../types.ts";
+import type { Attributes, MapResult, OtlpRecord, ToolCallEvent } from "../../model/telemetry.ts";
 import {
   agentSystemOf,
   agentVersionOf,

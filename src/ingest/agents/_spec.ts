@@ -8,7 +8,7 @@
  * holds a value wins (new name, then old name).
  */
 
-import type { Attributes, OtlpRecord, ToolCallEvent } from "../types.ts";
+import type { Attributes, OtlpRecord, ToolCallEvent } from "../../model/telemetry.ts";
 
 /** Attribute names tried in order; the first that holds a value wins. */
 export type Keys = readonly string[];

@@ -8,7 +8,7 @@
  */
 
 import { checkTimeMs, checkTimeNs } from "../limits.ts";
-import type { OtlpRecord } from "../types.ts";
+import type { OtlpRecord } from "../../model/telemetry.ts";
 
 /** When an event happened, as the mappers need it. */
 export interface EventTime {

@@ -19,7 +19,7 @@
  * rejected call in the store, which pairs the two by that id (docs/ingest-mapping.md §8).
  */
 
-import type { Attributes } from "../types.ts";
+import type { Attributes } from "../../model/telemetry.ts";
 import { mcpServerFromName } from "./_classify.ts";
 import { str } from "./_coerce.ts";
 import { agentMapper, spanFailure } from "./_map.ts";

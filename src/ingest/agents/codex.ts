@@ -15,7 +15,7 @@
  * decisions and their sources arrive as Rust variant names (`Config`).
  */
 
-import type { Attributes, ToolCallEvent } from "../types.ts";
+import type { Attributes, ToolCallEvent } from "../../model/telemetry.ts";
 import { bool, str } from "./_coerce.ts";
 import { agentMapper } from "./_map.ts";
 import { agentSpec } from "./_spec.ts";

@@ -14,7 +14,7 @@
  * Gemini sends that `metadata` only with `logPrompts` on.
  */
 
-import type { Attributes, ToolCallEvent } from "../types.ts";
+import type { Attributes, ToolCallEvent } from "../../model/telemetry.ts";
 import { decisionRejects } from "./_classify.ts";
 import { str } from "./_coerce.ts";
 import { agentMapper } from "./_map.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { MapResult, OtlpRecord } from "../types.ts";
+import type { MapResult, OtlpRecord } from "../../model/telemetry.ts";
 import { agentVersionOf, ignored } from "./_base.ts";
 import { agentMapper } from "./_map.ts";
 import type { AgentSpec } from "./_spec.ts";

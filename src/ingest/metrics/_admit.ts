@@ -1,15 +1,11 @@
 import { NamedError } from "../../errors.ts";
-import { GENAI_METRIC_PREFIX, recogniseAgent } from "../../agents.ts";
+import { GENAI_METRIC_PREFIX, METRIC_SESSION_KEYS, recogniseAgent } from "../../agents.ts";
 import { ID_MAX_BYTES, MAX_INTEGER, NAME_MAX_BYTES, utf8Bytes, utf8Prefix } from "../limits.ts";
-import type { Attributes, AttributeValue } from "../types.ts";
-import {
-  type Dimension,
-  DIMENSIONS,
-  instrumentOf,
-  type InstrumentSpec,
-  type Measure,
-  type MetricAgent,
-} from "./instruments.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
+import type { MetricAgent, MetricSample } from "../../model/metrics.ts";
+import { DIMENSIONS, instrumentOf, type InstrumentSpec } from "./instruments.ts";
+
+export type { MetricSample };
 import type { DecodedMetricPoint } from "./_point.ts";
 import { seriesKeyOf } from "./_series.ts";
 
@@ -19,33 +15,6 @@ import { seriesKeyOf } from "./_series.ts";
  * could tie).
  */
 export const METRIC_TIME_MAX_NS = (1n << 63n) - 1n;
-
-/** One kept point: what the store writes, less the sender (organization, actor). */
-export interface MetricSample {
-  agent: MetricAgent;
-  /** Resource `service.name` as sent. */
-  agentSystem: string;
-  /** `app.version`, else `service.version` (not Gemini's: its Node version); `""` when unknown. */
-  agentVersion: string;
-  /** The agent's session id, `""` when the point names none. */
-  sessionId: string;
-  instrument: string;
-  measure: Measure;
-  /** The measure's dimensions, `""` where the point has none. */
-  dimensions: Record<Dimension, string>;
-  temporality: "delta" | "cumulative";
-  /** A decrease of a monotonic cumulative series is a restart, not a negative delta. */
-  monotonic: boolean;
-  /** Null when the point has none (a cumulative series then counts from an unknown start). */
-  startTimeNs: bigint | null;
-  timeNs: bigint;
-  /** `timeNs` in whole milliseconds, for windows. */
-  timeMs: number;
-  /** In the measure's unit; the cumulative total for cumulative points. */
-  value: number;
-  /** {@link seriesKeyOf}: the series within its sender. */
-  seriesKey: string;
-}
 
 /** Why a point stored nothing although it was fine. */
 export type IgnoredReason =
@@ -59,14 +28,6 @@ export type AdmittedPoint =
   | { status: "kept"; sample: MetricSample }
   | { status: "ignored"; agent: MetricAgent | "other"; reason: IgnoredReason }
   | { status: "unusable"; agent: MetricAgent | "other"; reason: string };
-
-/** Where each agent puts its session id, point attributes first, then the resource. */
-const SESSION_KEYS: Readonly<Record<MetricAgent, readonly string[]>> = {
-  "claude-code": ["session.id"],
-  "gemini-cli": ["session.id"],
-  "codex": ["conversation.id", "session.id"],
-  "genai": ["gen_ai.conversation.id", "session.id"],
-};
 
 /**
  * The agent a point comes from: by resource `service.name` as for logs,
@@ -145,8 +106,8 @@ function sampleOf(
     agentVersion: utf8Prefix(textOf(version ?? null), NAME_MAX_BYTES),
     sessionId: capped(
       textOf(
-        firstOf(point.attributes, SESSION_KEYS[agent]) ??
-          firstOf(point.resource, SESSION_KEYS[agent]),
+        firstOf(point.attributes, METRIC_SESSION_KEYS[agent]) ??
+          firstOf(point.resource, METRIC_SESSION_KEYS[agent]),
       ),
       ID_MAX_BYTES,
       "session id",

@@ -1,4 +1,4 @@
-import type { Attributes } from "../types.ts";
+import type { Attributes } from "../../model/telemetry.ts";
 import {
   arrayAt,
   attributesInto,

@@ -1,4 +1,4 @@
-import type { Attributes } from "../types.ts";
+import type { Attributes } from "../../model/telemetry.ts";
 import {
   FIRST_LEN,
   I64,
@@ -88,6 +88,18 @@ const HISTOGRAM_DATA_POINT = messageSchema("HistogramDataPoint", {
   11: I64,
   12: I64,
 });
+
+/** Where the two kinds of data point keep their attributes and flags. */
+const NUMBER_POINT = {
+  schema: NUMBER_DATA_POINT,
+  attributes: NUMBER_ATTRIBUTES,
+  flags: NUMBER_FLAGS,
+};
+const HISTOGRAM_POINT = {
+  schema: HISTOGRAM_DATA_POINT,
+  attributes: HISTOGRAM_ATTRIBUTES,
+  flags: HISTOGRAM_FLAGS,
+};
 
 /**
  * Decodes a protobuf `ExportMetricsServiceRequest`. Throws plain errors on
@@ -185,9 +197,7 @@ class MetricsDecoder extends OtlpWireReader {
     while (this.reader.pos < end) {
       const key = this.nextTag();
       if (key === FIRST_LEN) {
-        const pointEnd = this.messageEnd();
-        if (kind === "histogram") this.histogramPoint(pointEnd, resource);
-        else this.numberPoint(pointEnd, kind, resource);
+        this.point(this.messageEnd(), kind, resource);
       } else if (key === AGGREGATION_TEMPORALITY && kind !== "gauge") {
         temporality = this.reader.int32();
       } else if (key === IS_MONOTONIC && kind === "sum") monotonic = this.reader.bool();
@@ -216,67 +226,43 @@ class MetricsDecoder extends OtlpWireReader {
     return count;
   }
 
-  /** `NumberDataPoint`: attributes (7), start (2), time (3), as_double (4), as_int (6), flags (8). */
-  private numberPoint(end: number, kind: MetricKind, resource: Attributes): void {
+  /**
+   * `NumberDataPoint` (attributes 7, flags 8, as_double 4, as_int 6) or
+   * `HistogramDataPoint` (attributes 9, flags 10, count 4, sum 5); both:
+   * start (2), time (3).
+   */
+  private point(end: number, kind: MetricKind, resource: Attributes): void {
+    const histogram = kind === "histogram";
+    const fields = histogram ? HISTOGRAM_POINT : NUMBER_POINT;
     const point = this.newPoint(kind, resource);
+    if (histogram) point.count = 0;
     while (this.reader.pos < end) {
       const key = this.nextTag();
-      switch (key) {
-        case NUMBER_ATTRIBUTES:
-          this.keyValue(this.messageEnd(), point.attributes, 0);
-          break;
-        case POINT_START_TIME:
-          point.startTimeUnixNano = this.time();
-          break;
-        case POINT_TIME:
-          point.timeUnixNano = this.time();
-          break;
-        case NUMBER_AS_DOUBLE:
-          point.value = this.reader.double();
-          break;
-        case NUMBER_AS_INT:
-          point.value = integerOf(this.reader.sfixed64());
-          break;
-        case NUMBER_FLAGS:
-          point.noRecordedValue = recordsNoValue(this.reader.uint32());
-          break;
-        default:
-          this.skipField(key, NUMBER_DATA_POINT);
+      if (key === fields.attributes) this.keyValue(this.messageEnd(), point.attributes, 0);
+      else if (key === POINT_START_TIME) point.startTimeUnixNano = this.time();
+      else if (key === POINT_TIME) point.timeUnixNano = this.time();
+      else if (key === fields.flags) point.noRecordedValue = recordsNoValue(this.reader.uint32());
+      else if (!(histogram ? this.histogramValue(key, point) : this.numberValue(key, point))) {
+        this.skipField(key, fields.schema);
       }
     }
     this.expectEnd(end);
   }
 
-  /** `HistogramDataPoint`: attributes (9), start (2), time (3), count (4), sum (5), flags (10). */
-  private histogramPoint(end: number, resource: Attributes): void {
-    const point = this.newPoint("histogram", resource);
-    point.count = 0;
-    while (this.reader.pos < end) {
-      const key = this.nextTag();
-      switch (key) {
-        case HISTOGRAM_ATTRIBUTES:
-          this.keyValue(this.messageEnd(), point.attributes, 0);
-          break;
-        case POINT_START_TIME:
-          point.startTimeUnixNano = this.time();
-          break;
-        case POINT_TIME:
-          point.timeUnixNano = this.time();
-          break;
-        case HISTOGRAM_COUNT:
-          point.count = integerOf(this.reader.fixed64());
-          break;
-        case HISTOGRAM_SUM:
-          point.value = this.reader.double();
-          break;
-        case HISTOGRAM_FLAGS:
-          point.noRecordedValue = recordsNoValue(this.reader.uint32());
-          break;
-        default:
-          this.skipField(key, HISTOGRAM_DATA_POINT);
-      }
-    }
-    this.expectEnd(end);
+  /** A `NumberDataPoint`'s value, as_double (4) or as_int (6); false for another field. */
+  private numberValue(key: number, point: DecodedMetricPoint): boolean {
+    if (key === NUMBER_AS_DOUBLE) point.value = this.reader.double();
+    else if (key === NUMBER_AS_INT) point.value = integerOf(this.reader.sfixed64());
+    else return false;
+    return true;
+  }
+
+  /** A `HistogramDataPoint`'s count (4) or sum (5); false for another field. */
+  private histogramValue(key: number, point: DecodedMetricPoint): boolean {
+    if (key === HISTOGRAM_COUNT) point.count = integerOf(this.reader.fixed64());
+    else if (key === HISTOGRAM_SUM) point.value = this.reader.double();
+    else return false;
+    return true;
   }
 
   private newPoint(kind: MetricKind, resource: Attributes): DecodedMetricPoint {

@@ -1,4 +1,4 @@
-import type { Attributes } from "../types.ts";
+import type { Attributes } from "../../model/telemetry.ts";
 
 /** The data types of OTLP metrics we read; exponential histograms and summaries are only counted. */
 export type MetricKind = "sum" | "gauge" | "histogram";

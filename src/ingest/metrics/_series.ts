@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 import type { DecodedMetricPoint } from "./_point.ts";
 
 /** Canonical text of each resource object already seen (points of one resource share it). */

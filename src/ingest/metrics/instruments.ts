@@ -7,36 +7,9 @@
  *
  * @module
  */
-import type { TelemetryAgent } from "../../agents.ts";
+import type { Dimension, Measure, MetricAgent } from "../../model/metrics.ts";
 
-/** The agents whose instruments we know; `genai` is any other sender of GenAI semconv metrics. */
-export type MetricAgent = TelemetryAgent;
-
-/**
- * What a kept point measures. Counts are whole; `active_time_s` is seconds,
- * `cost_usd` US dollars. A turn is one user prompt and all the model
- * requests and tool calls the agent makes to answer it.
- */
-export type Measure =
-  | "sessions"
-  | "turns"
-  | "active_time_s"
-  | "lines"
-  | "commits"
-  | "pull_requests"
-  | "edit_decisions"
-  | "cost_usd"
-  | "tokens"
-  | "tool_calls"
-  | "model_requests"
-  | "file_operations";
-
-/**
- * The few attributes a measure is broken down by: `type` (lines added /
- * removed, active time user / cli, token kind, file operation), `model`,
- * `tool`, `decision` (accept / reject) and `language`.
- */
-export type Dimension = "type" | "model" | "tool" | "decision" | "language";
+export type { Dimension, Measure, MetricAgent };
 
 /** The dimensions in a fixed order (columns of the stored point). */
 export const DIMENSIONS: readonly Dimension[] = ["type", "model", "tool", "decision", "language"];

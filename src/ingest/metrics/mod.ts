@@ -14,7 +14,6 @@ import { admitPoint, type IgnoredReason, type MetricSample } from "./_admit.ts";
 import { decodeMetricsJson } from "./_decode_json.ts";
 import { decodeMetricsProtobuf } from "./_decode_protobuf.ts";
 import type { DecodedMetrics, UnsupportedMetric } from "./_point.ts";
-import { digest } from "./_series.ts";
 import type { MetricAgent } from "./instruments.ts";
 
 export { admitPoint, METRIC_TIME_MAX_NS, metricAgentOf } from "./_admit.ts";
@@ -111,27 +110,4 @@ export function receiveMetrics(decoded: DecodedMetrics): ReceivedMetrics {
 function agentOfUnsupported(unsupported: UnsupportedMetric): MetricAgent | "other" {
   const name = unsupported.metric;
   return agentOfName(name) ?? (name.startsWith(GENAI_METRIC_PREFIX) ? "genai" : "other");
-}
-
-/** The sender of a batch: an organization and one of its actors. */
-export interface MetricSender {
-  orgId: string;
-  actorId: string;
-}
-
-/** A series' stored id: its key within the sender's organization and actor (32 hex). */
-export function seriesIdOf(sender: MetricSender, sample: MetricSample): string {
-  return digest(`${sender.orgId}\u0000${sender.actorId}\u0000${sample.seriesKey}`, 32);
-}
-
-/**
- * A point's row id: its series, start time and time. An exporter's retry
- * repeats all three, so it stores nothing twice; a later point of the same
- * series differs in its time.
- */
-export function metricPointIdOf(sender: MetricSender, sample: MetricSample): string {
-  const series = seriesIdOf(sender, sample);
-  return `mp_${series.slice(0, 12)}${
-    digest(`${series}\u0000${sample.startTimeNs ?? ""}\u0000${sample.timeNs}`, 20)
-  }`;
 }

@@ -1,4 +1,4 @@
-import type { Attributes, OtlpRecord } from "../types.ts";
+import type { Attributes, OtlpRecord } from "../../model/telemetry.ts";
 import { idHexOf } from "./_hex.ts";
 import { eventNameOf } from "./_record.ts";
 import type { Signal } from "./_types.ts";

@@ -1,4 +1,4 @@
-import type { Attributes, AttributeValue, OtlpRecord } from "../types.ts";
+import type { Attributes, AttributeValue, OtlpRecord } from "../../model/telemetry.ts";
 import { eventNameOf } from "./_record.ts";
 import type { Signal } from "./_types.ts";
 import {

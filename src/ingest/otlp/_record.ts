@@ -1,4 +1,4 @@
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 
 /** Deepest nesting of array and kvlist values accepted, so a hostile body cannot exhaust the stack. */
 export const MAX_VALUE_DEPTH = 64;

@@ -7,7 +7,7 @@
  * @module
  */
 import { TIME_MAX_NS, TIME_NOT_FIXED64 } from "../limits.ts";
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 import { OtlpDecodeError } from "./_errors.ts";
 import { hexOf } from "./_hex.ts";
 import { MAX_VALUE_DEPTH, setAttribute } from "./_record.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { OtlpRecord } from "../types.ts";
+import type { OtlpRecord } from "../../model/telemetry.ts";
 import { OtlpDecodeError } from "./_errors.ts";
 import { decodeJson } from "./_json.ts";
 import { decodeProtobuf } from "./_protobuf.ts";

@@ -21,7 +21,7 @@
  * @module
  */
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import type { Attributes, AttributeValue } from "../types.ts";
+import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 import { hexOf, idHexOf } from "./_hex.ts";
 import { MAX_VALUE_DEPTH, setAttribute } from "./_record.ts";
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { TelemetryEvent } from "../../ingest/types.ts";
+import type { TelemetryEvent } from "../../model/telemetry.ts";
 import type {
   IngestStore,
   SessionActorChangeValues,

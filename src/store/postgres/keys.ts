@@ -45,7 +45,7 @@ import {
   type Sql,
   type TransactionSql,
 } from "./client.ts";
-import { migratePostgres, requirePostgresMigrated } from "./migrate.ts";
+import { migrateOrEnd } from "./migrate.ts";
 
 type Db = Sql | TransactionSql;
 
@@ -98,13 +98,7 @@ export class PgKeyStore implements KeyStoreApi {
   /** Connects to `url` and applies migrations; read-only stores require them applied. */
   static async open(url: string, options: { readOnly?: boolean } = {}): Promise<PgKeyStore> {
     const sql = connectPostgres(url, { max: POOL_SIZE, applicationName: "agent-telemetry keys" });
-    try {
-      if (options.readOnly) await requirePostgresMigrated(sql);
-      else await migratePostgres(sql);
-    } catch (error) {
-      await sql.end();
-      throw error;
-    }
+    await migrateOrEnd(sql, [sql], options);
     return new PgKeyStore(sql, { readOnly: options.readOnly, ownsPool: true });
   }
 

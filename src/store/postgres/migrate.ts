@@ -83,3 +83,21 @@ export async function requirePostgresMigrated(sql: Sql): Promise<void> {
     );
   }
 }
+
+/**
+ * Applies the migrations through `sql` (read-only: requires them applied);
+ * when that fails, ends `pools` (those the caller has just opened) and rethrows.
+ */
+export async function migrateOrEnd(
+  sql: Sql,
+  pools: readonly Sql[],
+  options: { readOnly?: boolean } = {},
+): Promise<void> {
+  try {
+    if (options.readOnly) await requirePostgresMigrated(sql);
+    else await migratePostgres(sql);
+  } catch (error) {
+    await Promise.all(pools.map((pool) => pool.end()));
+    throw error;
+  }
+}

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { MetricSample } from "../../ingest/metrics/mod.ts";
-import type { UnmappedRecords } from "../../ingest/receive.ts";
-import type { TelemetryEvent } from "../../ingest/types.ts";
+import type { MetricSample } from "../../model/metrics.ts";
+import type { UnmappedRecords } from "../../model/unmapped.ts";
+import type { TelemetryEvent } from "../../model/telemetry.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { emptyIngestSummary, ingestEvents } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";

@@ -7,9 +7,9 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
-import type { MetricSample } from "../../ingest/metrics/mod.ts";
-import type { UnmappedRecords } from "../../ingest/receive.ts";
-import type { TelemetryEvent } from "../../ingest/types.ts";
+import type { MetricSample } from "../../model/metrics.ts";
+import type { UnmappedRecords } from "../../model/unmapped.ts";
+import type { TelemetryEvent } from "../../model/telemetry.ts";
 import type { CallFindings } from "../call_detection.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { emptyIngestSummary, ingestEvents, type IngestStore } from "../ingest_batch.ts";

@@ -5,9 +5,9 @@
  * @module
  */
 import { NamedError } from "../../errors.ts";
-import type { MetricSample } from "../../ingest/metrics/mod.ts";
-import type { UnmappedRecords } from "../../ingest/receive.ts";
-import type { TelemetryEvent } from "../../ingest/types.ts";
+import type { MetricSample } from "../../model/metrics.ts";
+import type { UnmappedRecords } from "../../model/unmapped.ts";
+import type { TelemetryEvent } from "../../model/telemetry.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";

@@ -8,9 +8,9 @@
  * @module
  */
 /// <reference lib="deno.worker" />
-import type { MetricSample } from "../../ingest/metrics/mod.ts";
-import type { UnmappedRecords } from "../../ingest/receive.ts";
-import type { TelemetryEvent } from "../../ingest/types.ts";
+import type { MetricSample } from "../../model/metrics.ts";
+import type { UnmappedRecords } from "../../model/unmapped.ts";
+import type { TelemetryEvent } from "../../model/telemetry.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
 import { MEMORY_BUDGET } from "../../memory_budget.ts";
