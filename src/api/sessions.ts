@@ -19,6 +19,7 @@ import {
   teamQueryParam,
   timeParam,
 } from "./params.ts";
+import { readSessionCosts } from "./session_costs.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import {
   domainObject,
@@ -68,12 +69,13 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
     services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
   ]);
   const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
+  const costs = await readSessionCosts(services.reader, orgId, sessionIdsOf(rows as Row[]));
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
     cursors,
     (row) => [Number(row.last_seen), String(row.session_id)],
-    (row) => sessionObject(row, names),
+    (row) => sessionObject(row, names, costs),
   ));
 };
 
@@ -92,13 +94,18 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
   const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
+  const costs = await readSessionCosts(
+    services.reader,
+    orgId,
+    sessionIdsOf([row, ...children!]),
+  );
   return jsonResponse({
-    session: sessionObject(row, names),
+    session: sessionObject(row, names, costs),
     tool_calls: calls!.map(sessionToolCallObject),
     risk_flags: flags!.map(riskFlagObject),
     external_domains: domains!.map(domainObject),
     // An extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.
-    child_sessions: children!.map((child) => sessionObject(child, names)),
+    child_sessions: children!.map((child) => sessionObject(child, names, costs)),
     // An extension: its model calls, oldest first, at most 5,000.
     model_calls: modelCalls!.map(sessionModelCallObject),
   });
@@ -107,6 +114,11 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
 /** The actor ids of telemetry rows, each once. */
 export function actorIdsOf(rows: readonly Row[]): Set<string> {
   return new Set(rows.map((row) => String(row.actor_id ?? "")));
+}
+
+/** The session ids of session rows. */
+export function sessionIdsOf(rows: readonly Row[]): string[] {
+  return rows.map((row) => String(row.session_id));
 }
 
 /** Facet rows to their values. */

@@ -46,6 +46,8 @@ export interface TelemetryQueries {
     limit: number,
   ): ReadStatement;
   sessionDetail(orgId: string, sessionId: string): ReadStatement[];
+  /** What the model calls of these sessions cost, reported and estimated (one row per session). */
+  sessionCosts(orgId: string, sessionIds: readonly string[]): ReadStatement;
   toolCallDetail(orgId: string, id: string): ReadStatement;
   facet(orgId: string, name: FacetName): ReadStatement;
   /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
@@ -100,6 +102,10 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
     fleet: (orgId, { silentSince, sessionsSince, limit }) => ({
       sql: querySql("fleet"),
       params: [orgId, silentSince ?? Number.MAX_SAFE_INTEGER, sessionsSince, limit],
+    }),
+    sessionCosts: (orgId, sessionIds) => ({
+      sql: querySql("session_costs"),
+      params: [orgId, JSON.stringify(sessionIds)],
     }),
     toolCallDetail: (orgId, id) => ({ sql: querySql("tool_call"), params: [orgId, id] }),
     facet: (orgId, name) => ({ sql: querySql(`facet_${name}`), params: [orgId] }),
