@@ -218,7 +218,7 @@ LIMIT 5000;
 SELECT session_id, count(cost_usd) AS reported_calls,
   count(estimated_cost_usd) AS estimated_calls, sum(estimated_cost_usd) AS estimated_cost_usd
 FROM model_calls
-WHERE org_id = ? AND session_id IN (SELECT jsonb_array_elements_text(?::jsonb))
+WHERE org_id = ? AND session_id IN (SELECT jsonb_array_elements_text(CAST(?::text AS jsonb)))
 GROUP BY session_id;
 
 -- name: tool_calls_page
