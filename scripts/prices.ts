@@ -1,6 +1,6 @@
 /**
  * `deno task prices`: rewrites `src/ingest/prices.json`, the price table the
- * server estimates model calls' costs with (docs/design.md §13), from the
+ * server estimates model calls' costs with (docs/design.md §9), from the
  * prices the npm package `@pydantic/genai-prices` carries (the version
  * locked in deno.json: bump it there to take newer prices). Only this script
  * reads the package; the server reads the committed file and nothing else.
@@ -36,7 +36,7 @@ const COVERED: Record<string, RegExp> = {
   google: /^gemini-(2\.5|3(\.\d+)?)-(pro|flash|flash-lite)(-preview)?$/,
 };
 
-/** A price at its base tier (a long-context tier is not used: docs/design.md §13). */
+/** A price at its base tier (a long-context tier is not used: docs/design.md §9). */
 function base(price: ModelPrice[string]): number | null {
   if (price === undefined) return null;
   return typeof price === "number" ? price : price.base;

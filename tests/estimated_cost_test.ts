@@ -1,5 +1,5 @@
 /**
- * Estimated cost (issue #33, docs/design.md §13): the real agents' recorded
+ * Estimated cost (issue #33, docs/design.md §9): the real agents' recorded
  * runs replayed into a test server on each engine. Codex CLI and Gemini CLI
  * report no cost: each model call is estimated from the price table, and the
  * figures are checked against prices written out by hand here (not read from

@@ -2,7 +2,7 @@
 -- PostgreSQL run it as is: the benchmark's baselines). cost_available is
 -- true when any model call in the window reported a cost (0 included); costs
 -- are 0 when none did. estimated_cost_usd sums the price table's estimates of
-the calls that reported none (docs/design.md §13), never part of cost_usd.
+the calls that reported none (docs/design.md §9), never part of cost_usd.
 The breakdown leaves out model calls without a model.
 
 -- name: summary

@@ -15,7 +15,7 @@
 -- - Cost: the cost metric for sessions that sent one, else the cost the
 --   session's model calls reported (never both: Claude Code sends both).
 --   Estimated cost: the price table's estimates of the model calls that
---   reported none (docs/design.md §13), in sessions without a cost metric.
+--   reported none (docs/design.md §9), in sessions without a cost metric.
 -- - Sessions: distinct session ids with a metric point, tool call or model
 --   call in the window.
 

@@ -219,7 +219,7 @@ LIMIT 5000;
 
 -- What the model calls of some sessions (ids as a JSON array) cost: their
 -- calls that reported a cost and those estimated, and the estimates' sum
--- (docs/api.md §2.3's cost_source, docs/design.md §13).
+-- (docs/api.md §2.3's cost_source, docs/design.md §9).
 -- name: session_costs
 SELECT session_id, count(cost_usd) AS reported_calls,
   count(estimated_cost_usd) AS estimated_calls, sum(estimated_cost_usd) AS estimated_cost_usd

@@ -1,7 +1,7 @@
 /**
  * What sessions' model calls cost beside the cost they reported: the
  * estimate of the calls that reported none and where a session's cost comes
- * from (docs/api.md §2.3, docs/design.md §13), read for a page of sessions at
+ * from (docs/api.md §2.3, docs/design.md §9), read for a page of sessions at
  * once.
  *
  * @module

@@ -1,7 +1,7 @@
 /**
  * The price table (`prices.json` beside this file, refreshed by
  * `deno task prices`) and the estimate of a model call's cost from its tokens
- * (docs/design.md §13): used only for calls that report no cost of their own.
+ * (docs/design.md §9): used only for calls that report no cost of their own.
  *
  * A call's model is looked up by its name, in this order (docs/api.md §2.13):
  * 1. the name exactly as sent, lower-cased, against every entry's `model` and

@@ -349,7 +349,7 @@ class EventBatch {
       cache_creation_tokens: event.cacheCreationTokens,
       cost_usd: event.costUsd,
       duration_ms: event.durationMs,
-      // Only a call that reports no cost is estimated (docs/design.md §13).
+      // Only a call that reports no cost is estimated (docs/design.md §9).
       estimated_cost_usd: event.costUsd === null ? estimateCostUsd(event.model, event) : null,
     });
     if (!inserted) return false;
