@@ -88,13 +88,13 @@ export function priceTable(day: string): PriceTable {
         provider: providerId,
         model: model.id,
         aliases,
-        usd_per_million_tokens: {
+        "usd_per_million_tokens": {
           input,
           output,
-          cache_read: base(prices.cache_read_mtok) ?? input,
-          cache_write: base(prices.cache_write_mtok),
+          "cache_read": base(prices.cache_read_mtok) ?? input,
+          "cache_write": base(prices.cache_write_mtok),
         },
-        as_of: day,
+        "as_of": day,
         source: provider.pricing_urls?.[0] ?? "",
       });
     }

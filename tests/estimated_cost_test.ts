@@ -13,13 +13,13 @@ import { replayRecordedJson } from "./_recorded_json.ts";
 type Body = Record<string, unknown>;
 type Call = {
   model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_creation_tokens: number;
-  cost_usd: number | null;
-  estimated_cost_usd: number | null;
-  cost_source: string;
+  "input_tokens": number;
+  "output_tokens": number;
+  "cache_read_tokens": number;
+  "cache_creation_tokens": number;
+  "cost_usd": number | null;
+  "estimated_cost_usd": number | null;
+  "cost_source": string;
 };
 
 /**
@@ -49,7 +49,9 @@ async function get(server: TestServer, org: TestOrg, path: string): Promise<Body
 /** The detail of the org's one session of `agent`. */
 async function sessionOf(server: TestServer, org: TestOrg, agent: string) {
   const page = await get(server, org, "/v1/sessions?limit=500");
-  const sessions = (page.data as Body[]).filter((session) => String(session.agent_system).startsWith(agent));
+  const sessions = (page.data as Body[]).filter((session) =>
+    String(session.agent_system).startsWith(agent)
+  );
   assert.equal(sessions.length, 1, `${agent}: ${JSON.stringify(page.data)}`);
   const listed = sessions[0]!;
   const detail = await get(server, org, `/v1/sessions/${listed.session_id}`);

@@ -19,9 +19,9 @@ import table from "./prices.json" with { type: "json" };
 export interface TokenPrices {
   input: number;
   output: number;
-  cache_read: number;
+  "cache_read": number;
   /** Null: the vendor sells no cache writes; written tokens are priced as input. */
-  cache_write: number | null;
+  "cache_write": number | null;
 }
 
 /** One model's prices: whose, since when it was read, from where. */
@@ -30,9 +30,9 @@ export interface PriceEntry {
   model: string;
   /** Other names the vendor (or a gateway) gives the same model. */
   aliases: string[];
-  usd_per_million_tokens: TokenPrices;
+  "usd_per_million_tokens": TokenPrices;
   /** The day the prices were read (YYYY-MM-DD). */
-  as_of: string;
+  "as_of": string;
   /** The vendor's price page. */
   source: string;
 }

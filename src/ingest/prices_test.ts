@@ -5,8 +5,8 @@ const ENTRY: PriceEntry = {
   provider: "anthropic",
   model: "claude-sonnet-4-5",
   aliases: ["claude-sonnet-4.5"],
-  usd_per_million_tokens: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
-  as_of: "2026-01-01",
+  "usd_per_million_tokens": { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
+  "as_of": "2026-01-01",
   source: "https://www.anthropic.com/pricing#api",
 };
 const INDEX = priceIndex([ENTRY]);
