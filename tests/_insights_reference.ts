@@ -59,6 +59,7 @@ export interface RawRows {
     cache_read_tokens: number;
     cache_creation_tokens: number;
     cost_usd: number | null;
+    estimated_cost_usd: number | null;
   }[];
   riskFlags: {
     org_id: string;
@@ -279,6 +280,8 @@ export function referenceInsight(
     case "cost": {
       const modelCalls = inWindow(raw.modelCalls);
       const cost = (rows: typeof modelCalls) => roundUsd(sum(rows, (row) => row.cost_usd ?? 0));
+      const estimate = (rows: typeof modelCalls) =>
+        roundUsd(sum(rows, (row) => row.estimated_cost_usd ?? 0));
       const breakdown = [
         ...groupBy(
           modelCalls.filter((row) => row.model !== ""),
@@ -290,6 +293,7 @@ export function referenceInsight(
         "input_tokens": sum(list, (row) => row.input_tokens),
         "output_tokens": sum(list, (row) => row.output_tokens),
         "cost_usd": cost(list),
+        "estimated_cost_usd": estimate(list),
         "call_count": list.length,
       })).sort((a, b) =>
         b.input_tokens + b.output_tokens - (a.input_tokens + a.output_tokens) ||
@@ -304,6 +308,7 @@ export function referenceInsight(
           "cache_creation_tokens": sum(modelCalls, (row) => row.cache_creation_tokens),
           "cost_usd": cost(modelCalls),
           "cost_available": modelCalls.some((row) => row.cost_usd !== null),
+          "estimated_cost_usd": estimate(modelCalls),
           "call_count": modelCalls.length,
         },
         series: bucketed(modelCalls).map(({ bucket, list }) => ({
@@ -311,6 +316,7 @@ export function referenceInsight(
           "input_tokens": sum(list, (row) => row.input_tokens),
           "output_tokens": sum(list, (row) => row.output_tokens),
           "cost_usd": cost(list),
+          "estimated_cost_usd": estimate(list),
         })),
         breakdown: breakdown.slice(0, 50),
       };
@@ -615,6 +621,16 @@ function randomTool(random: () => number, variety: number) {
   };
 }
 
+/** No model, a priced one (the price table estimates it when no cost is reported) or another. */
+function modelName(random: () => number, variety: number): string {
+  const roll = random();
+  if (roll < 0.15) return "";
+  if (roll < 0.35) return PRICED_MODELS[Math.floor(random() * PRICED_MODELS.length)]!;
+  return `model-${Math.floor(random() * variety)}`;
+}
+
+const PRICED_MODELS = ["claude-sonnet-4-5-20250929", "gpt-5.5", "gemini-2.5-pro"];
+
 function randomModelCall(
   random: () => number,
   base: { sessionId: string; agentSystem: string; agentVersion: string },
@@ -629,7 +645,7 @@ function randomModelCall(
     timeMs,
     identity,
     providerName: PROVIDERS[Math.floor(random() * PROVIDERS.length)]!,
-    model: random() < 0.15 ? "" : `model-${Math.floor(random() * variety)}`,
+    model: modelName(random, variety),
     inputTokens: Math.floor(random() * 20_000),
     outputTokens: Math.floor(random() * 4_000),
     cacheReadTokens: Math.floor(random() * 50_000),
@@ -817,6 +833,7 @@ export interface ProductivityRows {
     session_id: string;
     ts: number;
     cost_usd: number | null;
+    estimated_cost_usd: number | null;
   }[];
 }
 
@@ -826,7 +843,8 @@ const PRODUCTIVITY_SELECTS = {
       CAST(time_ns AS TEXT) AS time_ns, ts, value FROM metric_points`,
   toolCalls: `SELECT org_id, actor_id, agent_system, session_id, ts, tool_name, category,
       arguments FROM tool_calls`,
-  modelCalls: "SELECT org_id, actor_id, agent_system, session_id, ts, cost_usd FROM model_calls",
+  modelCalls:
+    "SELECT org_id, actor_id, agent_system, session_id, ts, cost_usd, estimated_cost_usd FROM model_calls",
 };
 
 /** Every row productivity reads, from a test server's store (either engine). */
@@ -883,6 +901,7 @@ interface ProductivityFact {
   accepted: number | null;
   rejected: number | null;
   cost: number | null;
+  estimate: number | null;
 }
 
 /**
@@ -929,6 +948,7 @@ export function referenceProductivity(
     accepted: null,
     rejected: null,
     cost: null,
+    estimate: null,
   };
   points.forEach((p, i) => {
     if (!inWindow(p.ts)) return;
@@ -953,6 +973,7 @@ export function referenceProductivity(
       accepted: when("edit_decisions", p.decision === "accept"),
       rejected: when("edit_decisions", p.decision === "reject"),
       cost: when("cost_usd"),
+      estimate: null,
     });
   });
   for (const call of raw.toolCalls) {
@@ -982,6 +1003,7 @@ export function referenceProductivity(
       ...blank,
       ...none,
       cost: costSessions.has(call.session_id) ? null : call.cost_usd,
+      estimate: costSessions.has(call.session_id) ? null : call.estimated_cost_usd,
     });
   }
 
@@ -991,6 +1013,7 @@ export function referenceProductivity(
   };
   const counts = (list: ProductivityFact[]) => {
     const cost = total(list, (f) => f.cost);
+    const estimate = total(list, (f) => f.estimate);
     return {
       "sessions": new Set(list.map((f) => f.sessionId).filter((id) => id !== "")).size,
       "active_time_user_s": roundStat(total(list, (f) => f.activeUser) ?? 0),
@@ -1002,6 +1025,7 @@ export function referenceProductivity(
       "edits_accepted": roundStat(total(list, (f) => f.accepted) ?? 0),
       "edits_rejected": roundStat(total(list, (f) => f.rejected) ?? 0),
       "cost_usd": cost === null ? null : roundUsd(cost),
+      "estimated_cost_usd": estimate === null ? null : roundUsd(estimate),
     };
   };
   const withRatios = (list: ProductivityFact[]) => {

@@ -27,6 +27,8 @@ engineTest("GET /v1/sessions lists whole sessions newest first with every field"
     success_count: 2,
     total_duration_ms: 2000,
     cost_usd: 0.5,
+    estimated_cost_usd: 0,
+    cost_source: "reported",
     tags: [],
     parent_session_id: null,
   });

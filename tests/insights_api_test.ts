@@ -170,6 +170,7 @@ engineTest(
           "cache_creation_tokens": 0,
           "cost_usd": 0,
           "cost_available": false,
+          "estimated_cost_usd": 0,
           "call_count": 0,
         },
         series: [],

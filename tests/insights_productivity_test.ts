@@ -321,6 +321,7 @@ engineTest(
       edits_accepted: 0,
       edits_rejected: 0,
       cost_usd: null,
+      estimated_cost_usd: null,
       lines_source: null,
       acceptance_rate: null,
       cost_per_1k_lines: null,

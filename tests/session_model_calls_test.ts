@@ -76,6 +76,9 @@ engineTest(
       cache_read_tokens: 3,
       cache_creation_tokens: 4,
       cost_usd: null,
+      // Priced from the table (claude-opus-4-1: $15, $75, $1.50, $18.75 per million).
+      estimated_cost_usd: 0.0002445,
+      cost_source: "estimated",
       duration_ms: null,
     }, "cost and duration not reported are null, not 0");
     const { id: _, ...late } = calls.at(-1)!;
@@ -88,6 +91,8 @@ engineTest(
       cache_read_tokens: 33,
       cache_creation_tokens: 44,
       cost_usd: 0.123456789,
+      estimated_cost_usd: null,
+      cost_source: "reported",
       duration_ms: 700,
     }, "each kind of token in its field; cost rounded to 1e-9");
     const tiedIds = calls.slice(1, -1).map((call) => call.id);
@@ -101,6 +106,7 @@ engineTest(
       theirs.body.model_calls.map((call: ModelCall) => [call.timestamp, call.model]),
       [[iso(T0 + 1500), "b-model"]],
     );
+    assert.equal(theirs.body.model_calls[0].cost_source, "none", "a model the table lacks");
   },
 );
 

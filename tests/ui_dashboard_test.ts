@@ -288,7 +288,9 @@ if (!INSIDE) {
           (await text(page, "main")).includes("api.github.com"),
           "the session's domain is not shown",
         );
-        // Its model calls, oldest first: tokens by kind, a cost not reported said so.
+        // Its model calls, oldest first: tokens by kind; a cost not reported is estimated from
+        // the price table and marked so (claude-haiku-4-5: 100 × $1 + 50 × $5 + 10 × $0.10 +
+        // 5 × $1.25 per million = $0.00035725), or said so for a model the table lacks.
         const modelCalls = await page.$$eval(
           "tr.model-call",
           (rows) => rows.map((row) => [...row.cells].map((cell) => cell.textContent?.trim())),
@@ -296,8 +298,13 @@ if (!INSIDE) {
         assert.equal(modelCalls.length, detail.model_calls.length);
         assert.deepEqual(modelCalls.map((cells) => cells.slice(1)), [
           ["claude-sonnet-4-5 anthropic", "1,200", "340", "8,000", "150", "$0.0421", "900 ms"],
-          ["claude-haiku-4-5 anthropic", "100", "50", "10", "5", "not reported", "—"],
+          ["claude-haiku-4-5 anthropic", "100", "50", "10", "5", "≈ $0.0004 est.", "—"],
+          ["in-house-model anthropic", "100", "50", "10", "5", "not reported", "—"],
         ]);
+        assert(
+          (await text(page, "main")).includes("$0.0421 + ≈ $0.0004 est."),
+          "the session's estimated cost is not shown as such",
+        );
         await axeCheck(page, "session");
         await page.screenshot({ path: `${SCREENSHOTS}/session.png` });
       },
@@ -714,7 +721,7 @@ async function addLeakyCall(demo: Demo): Promise<{ session: string; callId: stri
     }),
     call("toolu_8", "Edit", 18_000, { file_path: "src/app.ts" }, { durationMs: 35 }),
     call("toolu_9", "Bash", 19_000, { command: "npm test" }, { durationMs: 3800 }),
-    // Its model calls: one that reports its cost, one that does not.
+    // Its model calls: one that reports its cost, two that do not (one priced, one unknown).
     apiRequest({
       session,
       timeMs: now + 500,
@@ -728,6 +735,13 @@ async function addLeakyCall(demo: Demo): Promise<{ session: string; callId: stri
       timeMs: now + 9000,
       model: "claude-haiku-4-5",
       requestId: "req_2",
+      durationMs: null,
+    }),
+    apiRequest({
+      session,
+      timeMs: now + 10_000,
+      model: "in-house-model",
+      requestId: "req_3",
       durationMs: null,
     }),
   ];

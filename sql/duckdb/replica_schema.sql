@@ -49,7 +49,9 @@ CREATE TABLE model_calls (
   seq                   BIGINT NOT NULL,
   -- Schema 4 (issue #18): whose call, from which agent.
   actor_id              VARCHAR NOT NULL,
-  agent_system          VARCHAR NOT NULL
+  agent_system          VARCHAR NOT NULL,
+  -- Schema 5 (issue #33): the price table's estimate when no cost was reported.
+  estimated_cost_usd    DOUBLE
 );
 
 CREATE TABLE risk_flags (

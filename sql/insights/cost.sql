@@ -1,7 +1,9 @@
 -- GET /v1/insights/cost (docs/api.md §4.12) on the DuckDB replica (SQLite and
 -- PostgreSQL run it as is: the benchmark's baselines). cost_available is
 -- true when any model call in the window reported a cost (0 included); costs
--- are 0 when none did. The breakdown leaves out model calls without a model.
+-- are 0 when none did. estimated_cost_usd sums the price table's estimates of
+the calls that reported none (docs/design.md §9), never part of cost_usd.
+The breakdown leaves out model calls without a model.
 
 -- name: summary
 SELECT
@@ -11,6 +13,7 @@ SELECT
   coalesce(sum(cache_creation_tokens), 0) AS cache_creation_tokens,
   coalesce(sum(cost_usd), 0) AS cost_usd,
   count(cost_usd) > 0 AS cost_available,
+  coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd,
   count(*) AS call_count
 FROM model_calls
 WHERE org_id = $org AND ts >= $start AND ts < $end;
@@ -20,7 +23,8 @@ SELECT
   ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
   sum(input_tokens) AS input_tokens,
   sum(output_tokens) AS output_tokens,
-  coalesce(sum(cost_usd), 0) AS cost_usd
+  coalesce(sum(cost_usd), 0) AS cost_usd,
+  coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd
 FROM model_calls
 WHERE org_id = $org AND ts >= $start AND ts < $end
 GROUP BY bucket
@@ -33,6 +37,7 @@ SELECT
   sum(input_tokens) AS input_tokens,
   sum(output_tokens) AS output_tokens,
   coalesce(sum(cost_usd), 0) AS cost_usd,
+  coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd,
   count(*) AS call_count
 FROM model_calls
 WHERE org_id = $org AND ts >= $start AND ts < $end AND model <> ''

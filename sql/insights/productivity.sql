@@ -14,6 +14,8 @@
 --   lines_added/lines_removed, derived by src/analytics/file_changes.ts).
 -- - Cost: the cost metric for sessions that sent one, else the cost the
 --   session's model calls reported (never both: Claude Code sends both).
+--   Estimated cost: the price table's estimates of the model calls that
+--   reported none (docs/design.md §9), in sessions without a cost metric.
 -- - Sessions: distinct session ids with a metric point, tool call or model
 --   call in the window.
 
@@ -63,7 +65,8 @@ model AS (
   SELECT
     actor_id, agent_system, session_id,
     ts - (((ts + $offset) % $width) + $width) % $width AS bucket,
-    sum(cost_usd) AS cost
+    sum(cost_usd) AS cost,
+    sum(estimated_cost_usd) AS estimate
   FROM model_calls
   WHERE org_id = $org AND ts >= $start AND ts < $end
     AND ($actor = '' OR actor_id = $actor)
@@ -85,7 +88,8 @@ facts AS (
     CASE WHEN measure = 'pull_requests' THEN amount END AS pull_requests,
     CASE WHEN measure = 'edit_decisions' AND decision = 'accept' THEN amount END AS accepted,
     CASE WHEN measure = 'edit_decisions' AND decision = 'reject' THEN amount END AS rejected,
-    CASE WHEN measure = 'cost_usd' THEN amount END AS cost
+    CASE WHEN measure = 'cost_usd' THEN amount END AS cost,
+    CAST(NULL AS DOUBLE) AS estimate
   FROM points
   UNION ALL
   SELECT
@@ -94,13 +98,14 @@ facts AS (
     CASE WHEN m.session_id IS NULL THEN c.lines_removed END,
     false,
     m.session_id IS NULL AND c.has_lines,
-    NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL
   FROM calls AS c LEFT JOIN metric_line_sessions AS m ON m.session_id = c.session_id
   UNION ALL
   SELECT
     c.bucket, c.actor_id, c.agent_system, c.session_id, NULL, NULL, NULL, NULL, NULL, NULL,
     false, false, NULL, NULL, NULL, NULL,
-    CASE WHEN m.session_id IS NULL THEN c.cost END
+    CASE WHEN m.session_id IS NULL THEN c.cost END,
+    CASE WHEN m.session_id IS NULL THEN c.estimate END
   FROM model AS c LEFT JOIN metric_cost_sessions AS m ON m.session_id = c.session_id
 )
 
@@ -130,6 +135,7 @@ SELECT
   coalesce(sum(accepted), 0)
     / nullif(coalesce(sum(accepted), 0) + coalesce(sum(rejected), 0), 0) AS acceptance_rate,
   sum(cost) AS cost_usd,
+  sum(estimate) AS estimated_cost_usd,
   sum(cost) * 1000
     / nullif(coalesce(sum(lines_added), 0) + coalesce(sum(lines_removed), 0), 0)
     AS cost_per_1k_lines,

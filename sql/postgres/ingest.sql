@@ -119,8 +119,9 @@ ON CONFLICT (org_id, actor_id, agent, agent_version, event_name, reason) DO UPDA
 INSERT INTO model_calls ({{model_calls.columns}})
 SELECT * FROM unnest({{model_calls.params}});
 
+-- A reported cost replaces the estimate (docs/design.md §9).
 -- name: fill_model_call_costs
-UPDATE model_calls AS m SET cost_usd = f.cost_usd, seq = f.seq
+UPDATE model_calls AS m SET cost_usd = f.cost_usd, estimated_cost_usd = NULL, seq = f.seq
 FROM unnest($1::text[], $2::double precision[], $3::bigint[]) AS f(id, cost_usd, seq)
 WHERE m.id = f.id AND m.cost_usd IS NULL;
 

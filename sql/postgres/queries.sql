@@ -205,11 +205,21 @@ LIMIT 5000;
 -- through model_calls_by_session (org_id, session_id) and only they are sorted.
 -- name: session_model_calls
 SELECT id, ts, provider_name, model, input_tokens, output_tokens, cache_read_tokens,
-  cache_creation_tokens, cost_usd, duration_ms
+  cache_creation_tokens, cost_usd, duration_ms, estimated_cost_usd
 FROM model_calls
 WHERE org_id = ? AND session_id = ?
 ORDER BY ts, id
 LIMIT 5000;
+
+-- What the model calls of some sessions (ids as a JSON array) cost: their
+-- calls that reported a cost and those estimated, and the estimates' sum
+-- (docs/api.md §2.3's cost_source, docs/design.md §9).
+-- name: session_costs
+SELECT session_id, count(cost_usd) AS reported_calls,
+  count(estimated_cost_usd) AS estimated_calls, sum(estimated_cost_usd) AS estimated_cost_usd
+FROM model_calls
+WHERE org_id = ? AND session_id IN (SELECT jsonb_array_elements_text(CAST(?::text AS jsonb)))
+GROUP BY session_id;
 
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,

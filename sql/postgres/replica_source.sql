@@ -80,7 +80,9 @@ SELECT id, org_id, session_id, ts, provider_name, model,
   CASE WHEN cache_creation_tokens BETWEEN 0 AND 9007199254740991
     THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
   CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
-  seq, actor_id, agent_system
+  seq, actor_id, agent_system,
+  CASE WHEN estimated_cost_usd BETWEEN 0 AND 1000000 THEN estimated_cost_usd END
+    AS estimated_cost_usd
 FROM model_calls
 WHERE (txid, seq) > ($2::xid8, $3::bigint) AND (txid, seq) <= ($4::xid8, $5::bigint)
   AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)

@@ -56,8 +56,10 @@ INSERT OR IGNORE INTO model_calls ({{model_calls.columns}}) VALUES ({{model_call
 -- name: find_model_call
 SELECT cost_usd FROM model_calls WHERE id = ?;
 
+-- A reported cost replaces the estimate (docs/design.md §9).
 -- name: fill_model_call_cost
-UPDATE model_calls SET cost_usd = ?, seq = ? WHERE id = ? AND cost_usd IS NULL;
+UPDATE model_calls SET cost_usd = ?, estimated_cost_usd = NULL, seq = ?
+WHERE id = ? AND cost_usd IS NULL;
 
 -- name: ensure_session
 INSERT INTO sessions ({{sessions.columns}}) VALUES ({{sessions.params}})

@@ -57,7 +57,10 @@ SELECT id, org_id, session_id, ts, provider_name, model,
       AND cache_creation_tokens BETWEEN 0 AND 9007199254740991
     THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
   CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
-  seq, actor_id, agent_system, rowid
+  seq, actor_id, agent_system,
+  CASE WHEN estimated_cost_usd BETWEEN 0 AND 1000000 THEN estimated_cost_usd END
+    AS estimated_cost_usd,
+  rowid
 FROM model_calls
 WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
 ORDER BY seq;

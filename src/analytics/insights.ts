@@ -121,6 +121,8 @@ const PRODUCTIVITY_SERIES: Fields = {
   "edits_accepted": "number",
   "edits_rejected": "number",
   "cost_usd": "usd?",
+  // Issue #33: the estimate of model calls that reported no cost; null when none was estimated.
+  "estimated_cost_usd": "usd?",
 };
 
 /** Productivity's counts in the summary and breakdown: the series' and where lines came from. */
@@ -198,14 +200,16 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "cache_creation_tokens": "int",
       "cost_usd": "usd",
       "cost_available": "bool",
+      "estimated_cost_usd": "usd",
       "call_count": "int",
     },
-    series: { "bucket": "time", ...TOKENS, "cost_usd": "usd" },
+    series: { "bucket": "time", ...TOKENS, "cost_usd": "usd", "estimated_cost_usd": "usd" },
     breakdown: {
       "provider_name": "string",
       "model": "string",
       ...TOKENS,
       "cost_usd": "usd",
+      "estimated_cost_usd": "usd",
       "call_count": "int",
     },
   }),

@@ -72,7 +72,7 @@ export const DUCKDB_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 /** Raised whenever the replica's tables or meta rows change shape. */
-export const REPLICA_SCHEMA_VERSION = 4;
+export const REPLICA_SCHEMA_VERSION = 5;
 
 /** Catch-ups spanning more seqs than this (and every initial build) log their progress. */
 const LOUD_CATCH_UP_SEQS = 500_000;
@@ -150,6 +150,7 @@ export const REPLICA_COLUMNS: Readonly<Record<ReplicaTable, Readonly<Record<stri
       "seq",
       "actor_id",
       "agent_system",
+      "estimated_cost_usd",
     ]),
     "risk_flags": copiedColumns(RISK_FLAGS, [
       "call_id",

@@ -28,7 +28,8 @@ import { actorFilterParams, exactParam, parseQuery, timeParam } from "./params.t
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
 import { type ActorNameMap, sessionObject, toolCallObject } from "./shapes.ts";
 import { actorIdsOf } from "./actor_names.ts";
-import { sessionFiltersOf } from "./sessions.ts";
+import { sessionFiltersOf, sessionIdsOf } from "./sessions.ts";
+import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
 import { parseToolCallQuery, toolCallFilterQuery } from "./tool_calls.ts";
 
 type Row = Record<string, unknown>;
@@ -55,8 +56,10 @@ export interface ExportKind<F> {
   ): ReadStatement;
   /** A row's place in the order, which the next page starts after. */
   keyOf(row: Row): PageKey;
+  /** Whether its lines carry sessions' costs (read for each page: `session_costs.ts`). */
+  sessionCosts: boolean;
   /** A row as its line. */
-  toLine(row: Row, names: ActorNameMap): Row;
+  toLine(row: Row, names: ActorNameMap, costs: SessionCostMap): Row;
 }
 
 /** A JSON array the store aggregated (text), as values. */
@@ -71,6 +74,7 @@ export const TOOL_CALL_EXPORT: ExportKind<CallFilters> = {
   page: (queries, orgId, filters, after, limit) =>
     queries.exportToolCallsPage(orgId, filters, after, limit),
   keyOf: (row) => [Number(row.ts), String(row.id)],
+  sessionCosts: false,
   toLine: (row, names) => ({
     ...toolCallObject(row, names),
     risk_flags: jsonList(row.risk_flags),
@@ -85,7 +89,8 @@ export const SESSION_EXPORT: ExportKind<SessionFilters> = {
   page: (queries, orgId, filters, after, limit) =>
     queries.exportSessionsPage(orgId, filters, after, limit),
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
-  toLine: (row, names) => sessionObject(row, names),
+  sessionCosts: true,
+  toLine: (row, names, costs) => sessionObject(row, names, costs),
 };
 
 /** What an export reads: the store and the actors' names. */
@@ -114,7 +119,10 @@ export async function* exportPages<F>(
     const rows = await readPage(source.reader, statement, first ? 0 : OVERLOADED_RETRIES);
     if (rows.length === 0) return;
     const names = await source.actorNames.resolve(orgId, actorIdsOf(rows));
-    yield rows.map((row) => kind.toLine(row, names));
+    const costs = kind.sessionCosts
+      ? await readSessionCosts(source.reader, orgId, sessionIdsOf(rows))
+      : new Map();
+    yield rows.map((row) => kind.toLine(row, names, costs));
     if (rows.length < pageRows) return;
     position = kind.keyOf(rows.at(-1)!);
   }

@@ -34,29 +34,33 @@ export function listQuery<S extends z.ZodRawShape>(filters: S) {
 }
 
 /** A keyset list: its endpoint (the cursors' scope), its page statement, its rows' keys and objects. */
-export interface KeysetList<F> {
+export interface KeysetList<F, E = undefined> {
   endpoint: string;
   page(queries: TelemetryQueries): PageStatement<F>;
   keyOf(row: Row): CursorKey;
-  toObject(row: Row, names: ActorNameMap): unknown;
+  /** What the page's objects need beyond their rows and names, read once per page. */
+  extra?(context: ApiContext, rows: Row[]): Promise<E>;
+  toObject(row: Row, names: ActorNameMap, extra: E): unknown;
 }
 
 /**
  * The answer to a request of `list` under `filters`: the page after the
  * cursor's key (`limit + 1` rows read), each row an object with its actor's name.
  */
-export async function listPage<F extends object>(
-  { orgId, services }: ApiContext,
-  list: KeysetList<F>,
+export async function listPage<F extends object, E = undefined>(
+  context: ApiContext,
+  list: KeysetList<F, E>,
   { cursor, limit }: { cursor?: string; limit: number },
   filters: F,
 ): Promise<Response> {
+  const { orgId, services } = context;
   const cursors = cursorBinding(services.cursorSecret, orgId, list.endpoint, filters);
   const after = cursor === undefined ? null : cursors.decode(cursor);
   const page = list.page(services.reader.queries)(orgId, filters, after, limit);
   const [rows = []] = await services.reader.read([page]) as Row[][];
   const names = await services.actorNames.resolve(orgId, actorIdsOf(rows));
+  const extra = (list.extra ? await list.extra(context, rows.slice(0, limit)) : undefined) as E;
   return jsonResponse(
-    pageEnvelope(rows, limit, cursors, list.keyOf, (row) => list.toObject(row, names)),
+    pageEnvelope(rows, limit, cursors, list.keyOf, (row) => list.toObject(row, names, extra)),
   );
 }

@@ -75,6 +75,9 @@ const FLAG_KINDS = valuesOf<FlagKind>({
 // --- Sessions and tool calls (docs/api.md §2.3–2.8, §4.2–4.7) ---
 
 /** A session object (docs/api.md §2.3). */
+/** Where a cost comes from (issue #33): the agent, the price table, or nowhere. */
+const costSource = z.enum(["reported", "estimated", "none"]);
+
 export const Session = component(
   "Session",
   "One run of a coding agent, made of the tool calls it reported. With filters, the counts, times and duration cover the matching calls only; `cost_usd` always covers the whole session.",
@@ -97,6 +100,12 @@ export const Session = component(
     "total_duration_ms": count("Milliseconds between the first and last tool call."),
     "cost_usd": z.number().describe(
       "Total model cost of the whole session in US dollars (rounded to 1e-9), regardless of any filter; 0 when the agent reports no cost.",
+    ),
+    "estimated_cost_usd": z.number().describe(
+      "Extension: the estimated cost in US dollars (rounded to 1e-9) of the session's model calls that reported none, from the price table (docs/api.md §2.13); never part of `cost_usd`; 0 when none was estimated.",
+    ),
+    "cost_source": costSource.describe(
+      "Extension: `estimated` when any model call of the session was estimated (its cost is `cost_usd` + `estimated_cost_usd`), else `reported` when any reported a cost, else `none`.",
     ),
     "tags": z.array(z.string()).max(0).describe("Always `[]`."),
     "parent_session_id": z.string().nullable().describe(
@@ -339,6 +348,12 @@ export const SessionModelCall = component(
     ),
     "cost_usd": z.number().nullable().describe(
       "Cost in US dollars as the agent reported it (rounded to 1e-9); null when it reported none.",
+    ),
+    "estimated_cost_usd": z.number().nullable().describe(
+      "The price table's estimate in US dollars (rounded to 1e-9) when the call reported no cost and its model is priced (docs/api.md §2.13); null otherwise.",
+    ),
+    "cost_source": costSource.describe(
+      "`reported` (the agent's `cost_usd`), `estimated` (`estimated_cost_usd`) or `none`.",
     ),
     "duration_ms": z.int().nonnegative().nullable().describe(
       "How long the request took; null when not reported.",

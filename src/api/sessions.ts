@@ -10,6 +10,7 @@ import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
+import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import {
   domainObject,
@@ -46,12 +47,14 @@ const listSessions: ApiHandler = async (context) => {
   return await listPage(context, SESSION_LIST, query, sessionFiltersOf(query, url));
 };
 
-/** `/v1/sessions`' pages: by `last_seen`, newest first. */
-const SESSION_LIST: KeysetList<SessionFilters> = {
+/** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its cost's estimate. */
+const SESSION_LIST: KeysetList<SessionFilters, SessionCostMap> = {
   endpoint: "sessions",
   page: (queries) => queries.sessionsPage,
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
-  toObject: sessionObject,
+  extra: ({ orgId, services }, rows) =>
+    readSessionCosts(services.reader, orgId, sessionIdsOf(rows)),
+  toObject: (row, names, costs) => sessionObject(row, names, costs),
 };
 
 /** The session filters of a parsed query (`/v1/sessions`' and its export's). */
@@ -83,17 +86,27 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
   const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
+  const costs = await readSessionCosts(
+    services.reader,
+    orgId,
+    sessionIdsOf([row, ...children!]),
+  );
   return jsonResponse({
-    session: sessionObject(row, names),
+    session: sessionObject(row, names, costs),
     tool_calls: calls!.map(sessionToolCallObject),
     risk_flags: flags!.map(riskFlagObject),
     external_domains: domains!.map(domainObject),
     // An extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.
-    child_sessions: children!.map((child) => sessionObject(child, names)),
+    child_sessions: children!.map((child) => sessionObject(child, names, costs)),
     // An extension: its model calls, oldest first, at most 5,000.
     model_calls: modelCalls!.map(sessionModelCallObject),
   });
 };
+
+/** The session ids of session rows. */
+export function sessionIdsOf(rows: readonly Row[]): string[] {
+  return rows.map((row) => String(row.session_id));
+}
 
 /** Facet rows to their values. */
 export function values(rows: unknown[]): string[] {

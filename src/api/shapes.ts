@@ -7,6 +7,7 @@
  */
 import { roundUsd } from "../round.ts";
 import { formatTimestamp } from "../time.ts";
+import { callCostSource, NO_COST, type SessionCostMap } from "./session_costs.ts";
 import {
   optionalFields as optionalFieldsOf,
   SessionToolCall,
@@ -49,11 +50,15 @@ function modelFromKey(key: unknown): string {
   return key.slice(second + 1);
 }
 
-/** A session object (docs/api.md §2.3) from a `sessions` row or an aggregated page row. */
-export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
+/**
+ * A session object (docs/api.md §2.3) from a `sessions` row or an aggregated page row, its
+ * estimate and cost source from `costs`.
+ */
+export function sessionObject(row: Row, actorNames: ActorNameMap, costs: SessionCostMap): Row {
   const first = Number(row.first_seen);
   const last = Number(row.last_seen);
   const actorId = text(row, "actor_id");
+  const sessionCost = costs.get(text(row, "session_id")) ?? NO_COST;
   return {
     session_id: text(row, "session_id"),
     actor_id: actorId,
@@ -68,6 +73,9 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
     success_count: Number(row.success_count),
     total_duration_ms: last - first,
     cost_usd: roundUsd(Number(row.cost_usd)),
+    // Extensions (issue #33): the estimate of the calls that reported no cost, and the source.
+    estimated_cost_usd: roundUsd(sessionCost.estimatedCostUsd),
+    cost_source: sessionCost.costSource,
     tags: [],
     // An extension: the session that spawned this one (a Codex subagent), else null.
     parent_session_id: typeof row.parent_session_id === "string" ? row.parent_session_id : null,
@@ -148,9 +156,13 @@ export function domainObject(row: Row): Row {
   return { domain: text(row, "domain"), scheme: text(row, "scheme"), hits: Number(row.hits) };
 }
 
-/** A model call inside a session detail (an extension): cost and duration null when not reported. */
+/**
+ * A model call inside a session detail (an extension): cost and duration null when not
+ * reported, the estimate null unless the price table priced a call that reported no cost.
+ */
 export function sessionModelCallObject(row: Row): Row {
   const cost = row.cost_usd;
+  const estimate = row.estimated_cost_usd;
   return {
     id: text(row, "id"),
     timestamp: formatTimestamp(Number(row.ts)),
@@ -161,6 +173,10 @@ export function sessionModelCallObject(row: Row): Row {
     cache_read_tokens: Number(row.cache_read_tokens),
     cache_creation_tokens: Number(row.cache_creation_tokens),
     cost_usd: cost === null || cost === undefined ? null : roundUsd(Number(cost)),
+    estimated_cost_usd: estimate === null || estimate === undefined
+      ? null
+      : roundUsd(Number(estimate)),
+    cost_source: callCostSource(cost, estimate),
     duration_ms: integer(row, "duration_ms"),
   };
 }

@@ -15,6 +15,7 @@ import type {
   ToolCallEvent,
 } from "../model/telemetry.ts";
 import type { FlagKind } from "../detect/mod.ts";
+import { estimateCostUsd } from "../ingest/prices.ts";
 import { type CallFindings, detectEventCall, detectionOf } from "./call_detection.ts";
 import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";
 import { eventRowIds } from "./row_ids.ts";
@@ -120,7 +121,7 @@ export interface IngestStore {
   insertModelCall(row: ModelCallRow): boolean;
   /** A stored model call's reported cost (null: none), or undefined when the id is not stored. */
   findModelCallCost(id: string): number | null | undefined;
-  /** Sets the cost of a stored model call that reported none. */
+  /** Sets the cost of a stored model call that reported none, dropping its estimate. */
   fillModelCallCost(id: string, costUsd: number, seq: number): void;
   /** Inserts unless the session is stored. */
   ensureSession(row: NewSessionRow): void;
@@ -348,6 +349,8 @@ class EventBatch {
       cache_creation_tokens: event.cacheCreationTokens,
       cost_usd: event.costUsd,
       duration_ms: event.durationMs,
+      // Only a call that reports no cost is estimated (docs/design.md §9).
+      estimated_cost_usd: event.costUsd === null ? estimateCostUsd(event.model, event) : null,
     });
     if (!inserted) return false;
     if (event.costUsd !== null) {

@@ -183,6 +183,8 @@ export const MODEL_CALLS = tableColumns("model_calls", {
   cache_creation_tokens: "int",
   cost_usd: "real?",
   duration_ms: "int?",
+  // Schema 12 (issue #33): the price table's estimate when the call reported no cost.
+  estimated_cost_usd: "real?",
 });
 
 /** `risk_flags`: one row per flag detection raised on a call. */

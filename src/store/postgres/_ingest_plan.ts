@@ -277,6 +277,7 @@ export class IngestPlan implements IngestStore {
     const added = this.#newModelCalls.find((row) => row.id === id);
     if (added !== undefined) {
       added.cost_usd = costUsd;
+      added.estimated_cost_usd = null;
       return;
     }
     this.#costFills.set(id, [id, costUsd, seq]);

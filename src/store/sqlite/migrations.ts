@@ -33,6 +33,9 @@ import telemetryParentSessions from "../../../sql/sqlite/telemetry_0009_parent_s
 import telemetryUnmappedEvents from "../../../sql/sqlite/telemetry_0010_unmapped_events.sql" with {
   type: "text",
 };
+import telemetryEstimatedCost from "../../../sql/sqlite/telemetry_0012_estimated_cost.sql" with {
+  type: "text",
+};
 import telemetryNarrowCallIndexes from "../../../sql/sqlite/telemetry_0011_narrow_call_indexes.sql" with {
   type: "text",
 };
@@ -63,4 +66,5 @@ export const telemetryMigrations: readonly Migration[] = [
     sql: telemetryNarrowCallIndexes,
     rebuilds: { table: "tool_calls", rowsPerSecond: 50_000 },
   },
+  { version: 12, name: "estimated cost", sql: telemetryEstimatedCost },
 ];

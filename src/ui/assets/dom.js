@@ -51,6 +51,22 @@ export function usd(n) {
   return Math.abs(n ?? 0) >= 1 ? cents.format(n) : dollars.format(n ?? 0);
 }
 
+/** An estimated cost, marked as such: "≈ $1.23 est." (docs/api.md §2.13). */
+export function estimated(n) {
+  return `≈ ${usd(n)} est.`;
+}
+
+/**
+ * A cost as the agent reported it and as the price table estimated the rest: "$1.20",
+ * "≈ $0.08 est.", "$1.20 + ≈ $0.08 est.", or `none` when neither.
+ */
+export function costText(reported, estimate, none = "—") {
+  const parts = [];
+  if (reported > 0) parts.push(usd(reported));
+  if (estimate > 0) parts.push(estimated(estimate));
+  return parts.length === 0 ? none : parts.join(" + ");
+}
+
 /** A duration in ms as "850 ms", "4.2 s", "3 min 5 s", "1 h 2 min". */
 export function duration(ms) {
   if (ms === null || ms === undefined) return "—";

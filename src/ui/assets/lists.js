@@ -2,6 +2,7 @@
 // in the URL (shareable, back button), and "Load more" on next_cursor.
 import { api, refusedKey } from "./api.js";
 import {
+  costText,
   count,
   decisionText,
   duration,
@@ -14,7 +15,6 @@ import {
   select,
   table,
   tableRow,
-  usd,
   when,
 } from "./dom.js";
 
@@ -176,7 +176,10 @@ export function sessionsView(routeInfo) {
       {
         label: "Cost",
         num: true,
-        cell: (s) => s.cost_usd > 0 ? usd(s.cost_usd) : h("span", { class: "muted" }, "—"),
+        cell: (s) =>
+          s.cost_usd > 0 || s.estimated_cost_usd > 0
+            ? costText(s.cost_usd, s.estimated_cost_usd)
+            : h("span", { class: "muted" }, "—"),
       },
     ],
   });

@@ -2,10 +2,12 @@
 import { api, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
 import {
+  costText,
   count,
   decimal,
   duration,
   errorBox,
+  estimated,
   filtersForm,
   h,
   input,
@@ -252,7 +254,9 @@ function costPanel(body, kpis) {
       h(
         "span",
         { class: "value", "data-kpi": "cost" },
-        s.cost_available ? usd(s.cost_usd) : "not reported",
+        s.cost_available || s.estimated_cost_usd > 0
+          ? costText(s.cost_available ? s.cost_usd : 0, s.estimated_cost_usd, usd(0))
+          : "not reported",
       ),
     ),
   );
@@ -267,6 +271,9 @@ function costPanel(body, kpis) {
       s.cost_available
         ? ` · ${usd(s.cost_usd)} reported`
         : " · these agents reported no cost (tokens only)",
+      s.estimated_cost_usd > 0
+        ? ` · ${estimated(s.estimated_cost_usd)} for calls without a reported cost (price table)`
+        : "",
     ),
     table(
       "Model cost by provider and model",
@@ -283,8 +290,8 @@ function costPanel(body, kpis) {
           label: "Cost",
           num: true,
           cell: (r) =>
-            s.cost_available && r.cost_usd > 0
-              ? usd(r.cost_usd)
+            r.cost_usd > 0 || r.estimated_cost_usd > 0
+              ? costText(r.cost_usd, r.estimated_cost_usd)
               : h("span", { class: "muted" }, "—"),
         },
       ],

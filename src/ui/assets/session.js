@@ -3,9 +3,11 @@
 // and domains.
 import { api } from "./api.js";
 import {
+  costText,
   count,
   decisionText,
   duration,
+  estimated,
   h,
   outcomeBadge,
   panel,
@@ -52,7 +54,7 @@ export async function sessionView({ id }) {
         s.error_count === 1 ? "error" : "errors"
       }, ${count(s.tool_call_count - s.success_count - s.error_count)} denied)`,
     ),
-    fact("Model cost", s.cost_usd > 0 ? usd(s.cost_usd) : "none reported"),
+    fact("Model cost", costText(s.cost_usd, s.estimated_cost_usd, "none reported")),
   );
 
   return h(
@@ -232,6 +234,11 @@ function modelPanel(s, calls) {
     s.cost_usd > 0
       ? `${usd(s.cost_usd)} of model cost reported for this session.`
       : "This agent reported no cost for the session.",
+    s.estimated_cost_usd > 0
+      ? ` ${
+        estimated(s.estimated_cost_usd)
+      } for its calls without a reported cost, from the price table.`
+      : "",
   );
   if (calls.length === 0) {
     return panel("Model calls", cost, h("p", { class: "muted" }, "No model calls reported."));
@@ -261,7 +268,11 @@ function modelPanel(s, calls) {
           label: "Cost",
           num: true,
           cell: (c) =>
-            c.cost_usd === null ? h("span", { class: "muted" }, "not reported") : usd(c.cost_usd),
+            c.cost_source === "reported"
+              ? usd(c.cost_usd)
+              : c.cost_source === "estimated"
+              ? h("span", { "data-cost": "estimated" }, estimated(c.estimated_cost_usd))
+              : h("span", { class: "muted" }, "not reported"),
         },
         { label: "Duration", num: true, cell: (c) => duration(c.duration_ms) },
       ],
