@@ -1,5 +1,5 @@
 /**
- * `deno task prices`: rewrites `src/ingest/prices.json`, the price table the
+ * `deno task prices`: rewrites `src/model/prices.json`, the price table the
  * server estimates model calls' costs with (docs/design.md §9), from the
  * prices the npm package `@pydantic/genai-prices` carries (the version
  * locked in deno.json: bump it there to take newer prices). Only this script
@@ -12,14 +12,14 @@
 // deno-lint-ignore-file no-console
 import { findProvider, type ModelInfo, type ModelPrice } from "@pydantic/genai-prices";
 import { parseArgs } from "node:util";
-import type { PriceEntry, PriceTable } from "../src/ingest/prices.ts";
+import type { PriceEntry, PriceTable } from "../src/model/prices.ts";
 import { handleHelp, parseOrExit } from "./_script_args.ts";
 
 const USAGE =
-  "deno task prices [--date YYYY-MM-DD]: rewrites src/ingest/prices.json from the npm package @pydantic/genai-prices";
+  "deno task prices [--date YYYY-MM-DD]: rewrites src/model/prices.json from the npm package @pydantic/genai-prices";
 
 /** Where the table is committed. */
-const PRICES_FILE = new URL("../src/ingest/prices.json", import.meta.url).pathname;
+const PRICES_FILE = new URL("../src/model/prices.json", import.meta.url).pathname;
 
 /** The package and version the prices come from (deno.json's import). */
 const PACKAGE = "@pydantic/genai-prices@0.1.8";

@@ -15,7 +15,7 @@ import type {
   ToolCallEvent,
 } from "../model/telemetry.ts";
 import type { FlagKind } from "../detect/mod.ts";
-import { estimateCostUsd } from "../ingest/prices.ts";
+import { estimateCostUsd } from "../model/prices.ts";
 import { type CallFindings, detectEventCall, detectionOf } from "./call_detection.ts";
 import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";
 import { eventRowIds } from "./row_ids.ts";

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { findPrice, PRICE_TABLE, type PriceEntry, priceIndex, priceTokens } from "./prices.ts";
+import {
+  findPrice,
+  PRICE_TABLE,
+  type PriceEntry,
+  priceIndex,
+  priceTokens,
+} from "../src/model/prices.ts";
 
 const ENTRY: PriceEntry = {
   provider: "anthropic",
