@@ -170,6 +170,7 @@ export async function startServer(
     writer,
     maxBytes: config.ingestMaxBytes,
     metrics,
+    dimensionKeys: config.dimensionKeys,
     readiness,
     logError,
     metricsAccess: config.metricsAccess,
@@ -246,6 +247,7 @@ export async function startServer(
         writer,
         maxBytes: config.ingestMaxBytes,
         metrics,
+        dimensionKeys: config.dimensionKeys,
         logError,
       });
     }

@@ -36,6 +36,9 @@ import telemetryUnmappedEvents from "../../../sql/sqlite/telemetry_0010_unmapped
 import telemetryNarrowCallIndexes from "../../../sql/sqlite/telemetry_0011_narrow_call_indexes.sql" with {
   type: "text",
 };
+import telemetrySessionDimensions from "../../../sql/sqlite/telemetry_0012_session_dimensions.sql" with {
+  type: "text",
+};
 import type { Migration } from "../migration.ts";
 
 /** Migrations of `keys.db`. */
@@ -63,4 +66,5 @@ export const telemetryMigrations: readonly Migration[] = [
     sql: telemetryNarrowCallIndexes,
     rebuilds: { table: "tool_calls", rowsPerSecond: 50_000 },
   },
+  { version: 12, name: "session dimensions", sql: telemetrySessionDimensions },
 ];

@@ -6,6 +6,7 @@
  */
 import { NamedError } from "../../errors.ts";
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
+import type { SessionDimension } from "../../ingest/dimensions.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { log } from "../../log.ts";
@@ -79,6 +80,7 @@ export class WriterThread implements TelemetryWriterApi {
     events: TelemetryEvent[],
     points: readonly MetricSample[] = [],
     unmapped: readonly UnmappedRecords[] = [],
+    dimensions: readonly SessionDimension[] = [],
   ): Promise<IngestSummary> {
     let prepared: PreparedEvents;
     try {
@@ -90,7 +92,7 @@ export class WriterThread implements TelemetryWriterApi {
       return Promise.reject(error);
     }
     return this.#outage.track(
-      this.#call({ op: "ingest", sender, events, points, unmapped, prepared }) as Promise<
+      this.#call({ op: "ingest", sender, events, points, unmapped, dimensions, prepared }) as Promise<
         IngestSummary
       >,
     );

@@ -9,6 +9,7 @@
  */
 /// <reference lib="deno.worker" />
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
+import type { SessionDimension } from "../../ingest/dimensions.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { Retention } from "./retention.ts";
@@ -34,6 +35,7 @@ export type WriterRequest =
     events: TelemetryEvent[];
     points: readonly MetricSample[];
     unmapped: readonly UnmappedRecords[];
+    dimensions: readonly SessionDimension[];
     prepared: PreparedEvents;
   }
   | { id: number; op: "probe"; write?: false }
@@ -107,6 +109,7 @@ async function handle(request: WriterRequest): Promise<unknown> {
         request.points,
         request.prepared,
         request.unmapped,
+        request.dimensions,
       );
       committed();
       return summary;
