@@ -86,9 +86,16 @@ export const DEFAULT_DIMENSION_KEYS: readonly string[] = [
   "cost_center",
   "repository",
 ];
-/** Keys `--dimension` may name at most. */
-export const MAX_DIMENSION_KEYS = 20;
-/** A dimension key: it must also survive `dim.<key>=` in a query string. */
+/** The bounds of dimensions (docs/api.md §4.22). */
+export const DIMENSION_LIMITS = {
+  /** Keys `--dimension` may name. */
+  keys: 20,
+  /** Characters of a value; a longer value is dropped and counted. */
+  valueChars: 256,
+  /** Distinct values of one key per organization; a further value is dropped and counted. */
+  valuesPerKey: 1000,
+} as const;
+/** A dimension key, 1 to 64 characters: it must also survive `dim.<key>=` in a query string. */
 export const DIMENSION_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** `--dimension`: comma-separated keys (the flag may repeat); `none` or empty keeps none. */
@@ -98,12 +105,13 @@ const dimensionKeys = z.string().transform((value, ctx) => {
   ];
   if (keys.length === 1 && keys[0]!.toLowerCase() === "none") return [];
   const bad = keys.find((key) => !DIMENSION_KEY_PATTERN.test(key));
-  if (bad !== undefined || keys.length > MAX_DIMENSION_KEYS) {
+  if (bad !== undefined || keys.length > DIMENSION_LIMITS.keys) {
     ctx.addIssue({
       code: "custom",
-      message: `expected at most ${MAX_DIMENSION_KEYS} keys of 1 to 64 letters, digits, ".", "_" or "-"${
-        bad === undefined ? "" : `; got ${JSON.stringify(bad)}`
-      }`,
+      message:
+        `expected at most ${DIMENSION_LIMITS.keys} keys of 1 to 64 letters, digits, ".", "_" or "-"${
+          bad === undefined ? "" : `; got ${JSON.stringify(bad)}`
+        }`,
     });
     return z.NEVER;
   }

@@ -383,3 +383,22 @@ CROSS JOIN LATERAL (
   WHERE org_id = $1 AND actor_id = f.actor_id
   GROUP BY agent, event_name, reason
 ) AS u;
+
+-- The dimensions of the sessions of a page (docs/api.md §4.22), on the
+-- primary key; the ids are spliced in as placeholders.
+-- name: session_dimensions
+SELECT session_id, key, value FROM session_dimensions
+WHERE org_id = ? AND session_id IN (/*ids*/);
+
+-- GET /v1/dimensions: every key's values, sorted (at most 1,000 per key by
+-- the write path's bound), and what each key dropped.
+-- name: dimension_values
+SELECT key, value FROM dimension_values WHERE org_id = ? ORDER BY key, value;
+
+-- name: dimension_drops
+SELECT key, dropped FROM dimension_drops WHERE org_id = ? ORDER BY key;
+
+-- The repository facet of /v1/sessions/facets: the `repository` dimension's values.
+-- name: facet_repositories
+SELECT value FROM dimension_values WHERE org_id = ? AND key = 'repository'
+ORDER BY value LIMIT 1000;

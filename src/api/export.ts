@@ -26,15 +26,19 @@ import type { ActorNames } from "./actor_names.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
 import {
   actorParam,
+  dimFilters,
+  dimQueryParam,
   exactParam,
   firstValues,
   parseParams,
+  repositoryParam,
   teamParam,
   teamQueryParam,
   timeParam,
 } from "./params.ts";
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
-import { type ActorNameMap, sessionObject, toolCallObject } from "./shapes.ts";
+import { type ActorNameMap, type DimensionMap, sessionObject, toolCallObject } from "./shapes.ts";
+import { readDimensions } from "./dimensions.ts";
 import { actorIdsOf } from "./sessions.ts";
 import { parseToolCallQuery, toolCallFilterQuery } from "./tool_calls.ts";
 
@@ -63,7 +67,7 @@ export interface ExportKind<F> {
   /** A row's place in the order, which the next page starts after. */
   keyOf(row: Row): PageKey;
   /** A row as its line. */
-  toLine(row: Row, names: ActorNameMap): Row;
+  toLine(row: Row, names: ActorNameMap, dims: DimensionMap): Row;
 }
 
 /** A JSON array the store aggregated (text), as values. */
@@ -78,8 +82,8 @@ export const TOOL_CALL_EXPORT: ExportKind<CallFilters> = {
   page: (queries, orgId, filters, after, limit) =>
     queries.exportToolCallsPage(orgId, filters, after, limit),
   keyOf: (row) => [Number(row.ts), String(row.id)],
-  toLine: (row, names) => ({
-    ...toolCallObject(row, names),
+  toLine: (row, names, dims) => ({
+    ...toolCallObject(row, names, dims),
     risk_flags: jsonList(row.risk_flags),
     external_domains: jsonList(row.external_domains),
   }),
@@ -92,7 +96,7 @@ export const SESSION_EXPORT: ExportKind<SessionFilters> = {
   page: (queries, orgId, filters, after, limit) =>
     queries.exportSessionsPage(orgId, filters, after, limit),
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
-  toLine: (row, names) => sessionObject(row, names),
+  toLine: (row, names, dims) => sessionObject(row, names, dims),
 };
 
 /** What an export reads: the store and the actors' names. */
@@ -120,8 +124,11 @@ export async function* exportPages<F>(
     const statement = kind.page(source.reader.queries, orgId, filters, position, pageRows);
     const rows = await readPage(source.reader, statement, first ? 0 : OVERLOADED_RETRIES);
     if (rows.length === 0) return;
-    const names = await source.actorNames.resolve(orgId, actorIdsOf(rows));
-    yield rows.map((row) => kind.toLine(row, names));
+    const [names, dims] = await Promise.all([
+      source.actorNames.resolve(orgId, actorIdsOf(rows)),
+      readDimensions(source.reader, orgId, rows),
+    ]);
+    yield rows.map((row) => kind.toLine(row, names, dims));
     if (rows.length < pageRows) return;
     position = kind.keyOf(rows.at(-1)!);
   }
@@ -258,6 +265,8 @@ const exportSessionsQuery = z.object({
   domain: exactParam.meta({
     description: "Only sessions that reached this external domain, exact match (empty: no filter).",
   }),
+  repository: repositoryParam,
+  "dim.<key>": dimQueryParam,
   after_id: afterIdParam("last_seen", "session_id"),
 });
 
@@ -270,6 +279,7 @@ const exportSessions: ApiHandler = async ({ url, orgId, services }) => {
     actor: query.actor,
     team: teamParam(url.searchParams),
     domain: query.domain,
+    dims: dimFilters(url.searchParams, query.repository),
   };
   const after = resumeKey(query.after, query.after_id);
   return await ndjsonResponse(

@@ -7,14 +7,18 @@ import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
 import { cursorBinding } from "./cursor.ts";
+import { readDimensions } from "./dimensions.ts";
 import { pageEnvelope } from "./pagination.ts";
 import {
   actorParam,
   cursorParam,
+  dimFilters,
+  dimQueryParam,
   exactParam,
   firstValues,
   limitParam,
   parseParams,
+  repositoryParam,
   teamParam,
   teamQueryParam,
   timeParam,
@@ -44,6 +48,8 @@ const sessionsQuery = z.object({
     description:
       "Only sessions that reached this external domain, exact match (empty: no filter); their figures still come from the matching calls.",
   }),
+  repository: repositoryParam,
+  "dim.<key>": dimQueryParam,
   tag: z.string().optional().meta({
     description: "Unsupported: present with any value, empty included, it is 501.",
   }),
@@ -61,28 +67,37 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
     actor: query.actor,
     team: teamParam(url.searchParams),
     domain: query.domain,
+    dims: dimFilters(url.searchParams, query.repository),
   };
   const cursors = cursorBinding(services.cursorSecret, orgId, "sessions", filters);
   const after = query.cursor === undefined ? null : cursors.decode(query.cursor);
   const [rows] = await services.reader.read([
     services.reader.queries.sessionsPage(orgId, filters, after, query.limit),
   ]);
-  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
+  const [names, dims] = await Promise.all([
+    services.actorNames.resolve(orgId, actorIdsOf(rows as Row[])),
+    readDimensions(services.reader, orgId, (rows as Row[]).slice(0, query.limit)),
+  ]);
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
     cursors,
     (row) => [Number(row.last_seen), String(row.session_id)],
-    (row) => sessionObject(row, names),
+    (row) => sessionObject(row, names, dims),
   ));
 };
 
 const sessionFacets: ApiHandler = async ({ orgId, services }) => {
-  const [domains, agents] = await services.reader.read([
+  const [domains, agents, repositories] = await services.reader.read([
     services.reader.queries.facet(orgId, "domains"),
     services.reader.queries.facet(orgId, "agents"),
+    services.reader.queries.facet(orgId, "repositories"),
   ]);
-  return jsonResponse({ domains: values(domains!), agents: values(agents!) });
+  return jsonResponse({
+    domains: values(domains!),
+    agents: values(agents!),
+    repositories: values(repositories!),
+  });
 };
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
@@ -91,14 +106,17 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
-  const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
+  const [names, dims] = await Promise.all([
+    services.actorNames.resolve(orgId, actorIdsOf([row, ...children!])),
+    readDimensions(services.reader, orgId, [row, ...children!]),
+  ]);
   return jsonResponse({
-    session: sessionObject(row, names),
+    session: sessionObject(row, names, dims),
     tool_calls: calls!.map(sessionToolCallObject),
     risk_flags: flags!.map(riskFlagObject),
     external_domains: domains!.map(domainObject),
     // An extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.
-    child_sessions: children!.map((child) => sessionObject(child, names)),
+    child_sessions: children!.map((child) => sessionObject(child, names, dims)),
     // An extension: its model calls, oldest first, at most 5,000.
     model_calls: modelCalls!.map(sessionModelCallObject),
   });

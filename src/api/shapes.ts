@@ -19,6 +19,12 @@ type Row = Record<string, unknown>;
 /** Actors' names by id, for `actor_name` (`""` for an id not in it). */
 export type ActorNameMap = ReadonlyMap<string, string>;
 
+/** Sessions' dimensions by session id, for `dimensions` and `repository` (docs/api.md §4.22). */
+export type DimensionMap = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/** The `repository` dimension is the session's repository (docs/ingest-mapping.md §10). */
+const REPOSITORY_KEY = "repository";
+
 function text(row: Row, column: string): string {
   const value = row[column];
   return typeof value === "string" ? value : "";
@@ -50,10 +56,11 @@ function modelFromKey(key: unknown): string {
 }
 
 /** A session object (docs/api.md §2.3) from a `sessions` row or an aggregated page row. */
-export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
+export function sessionObject(row: Row, actorNames: ActorNameMap, dims: DimensionMap): Row {
   const first = Number(row.first_seen);
   const last = Number(row.last_seen);
   const actorId = text(row, "actor_id");
+  const dimensions = dims.get(text(row, "session_id")) ?? {};
   return {
     session_id: text(row, "session_id"),
     actor_id: actorId,
@@ -71,6 +78,9 @@ export function sessionObject(row: Row, actorNames: ActorNameMap): Row {
     tags: [],
     // An extension: the session that spawned this one (a Codex subagent), else null.
     parent_session_id: typeof row.parent_session_id === "string" ? row.parent_session_id : null,
+    // Extensions (docs/api.md §4.22): its repository and its dimensions.
+    repository: dimensions[REPOSITORY_KEY] ?? "",
+    dimensions,
   };
 }
 
@@ -95,7 +105,7 @@ export function sessionToolCallObject(row: Row): Row {
 }
 
 /** A tool call object, list form (docs/api.md §2.4). */
-export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
+export function toolCallObject(row: Row, actorNames: ActorNameMap, dims: DimensionMap): Row {
   const outcome = text(row, "outcome");
   const actorId = text(row, "actor_id");
   const call: Row = {
@@ -114,6 +124,8 @@ export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
   optionalFields(call, row, CALL_OPTIONAL);
   call.agent_system = text(row, "agent_system");
   optionalFields(call, row, ["model"]);
+  // An extension (docs/api.md §4.22): its session's dimensions.
+  call.dimensions = dims.get(text(row, "session_id")) ?? {};
   return call;
 }
 
@@ -123,8 +135,8 @@ const DETAIL_OPTIONAL = optionalFieldsOf(ToolCallDetail).filter((field) =>
 );
 
 /** A tool call detail object (docs/api.md §2.5). */
-export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
-  const detail = toolCallObject(row, actorNames);
+export function toolCallDetailObject(row: Row, actorNames: ActorNameMap, dims: DimensionMap): Row {
+  const detail = toolCallObject(row, actorNames, dims);
   const outcome = text(row, "outcome");
   detail.result_size_bytes = outcome === "rejected" ? null : integer(row, "result_size_bytes");
   optionalFields(detail, row, DETAIL_OPTIONAL);

@@ -7,14 +7,18 @@ import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
 import { cursorBinding } from "./cursor.ts";
+import { readDimensions } from "./dimensions.ts";
 import { pageEnvelope } from "./pagination.ts";
 import {
   actorParam,
   cursorParam,
+  dimFilters,
+  dimQueryParam,
   exactParam,
   firstValues,
   limitParam,
   parseParams,
+  repositoryParam,
   teamParam,
   teamQueryParam,
   timeParam,
@@ -56,6 +60,8 @@ const toolCallFilterParams = {
       "Exact category: `code_exec`, `file_read`, `file_write`, `web_fetch`, `mcp`, `other`.",
   }),
   outcome: outcomeParam,
+  repository: repositoryParam,
+  "dim.<key>": dimQueryParam,
   success: z.string().optional().meta({
     description:
       "Not accepted: any value is 400 `invalid_request`; the success filter is replaced by `outcome`.",
@@ -96,6 +102,7 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
     toolType: query.tool_type,
     category: query.category,
     outcome: query.outcome,
+    dims: dimFilters(url.searchParams, query.repository),
   };
   return { query, filters };
 }
@@ -107,13 +114,16 @@ const listToolCalls: ApiHandler = async ({ url, orgId, services }) => {
   const [rows] = await services.reader.read([
     services.reader.queries.toolCallsPage(orgId, filters, after, query.limit),
   ]);
-  const names = await services.actorNames.resolve(orgId, actorIdsOf(rows as Row[]));
+  const [names, dims] = await Promise.all([
+    services.actorNames.resolve(orgId, actorIdsOf(rows as Row[])),
+    readDimensions(services.reader, orgId, (rows as Row[]).slice(0, query.limit)),
+  ]);
   return jsonResponse(pageEnvelope(
     rows as Row[],
     query.limit,
     cursors,
     (row) => [Number(row.ts), String(row.id)],
-    (row) => toolCallObject(row, names),
+    (row) => toolCallObject(row, names, dims),
   ));
 };
 
@@ -136,8 +146,11 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   ]) as Row[][];
   const row = rows?.[0];
   if (!row) throw new ApiError("not_found", "tool call not found");
-  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
-  return jsonResponse(toolCallDetailObject(row, names));
+  const [names, dims] = await Promise.all([
+    services.actorNames.resolve(orgId, actorIdsOf([row])),
+    readDimensions(services.reader, orgId, [row]),
+  ]);
+  return jsonResponse(toolCallDetailObject(row, names, dims));
 };
 
 /** Routes of this module. */

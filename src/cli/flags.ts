@@ -87,10 +87,12 @@ export function wantsHelp(args: readonly string[]): boolean {
 export function parseOptionsOf(
   command: Pick<CommandDef, "flags">,
 ): Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> {
-  const options: Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> =
-    {
-      help: { type: "boolean", short: "h" },
-    };
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; short?: string; multiple?: boolean }
+  > = {
+    help: { type: "boolean", short: "h" },
+  };
   for (const flag of command.flags) {
     options[flag.name] = {
       type: flag.value === undefined ? "boolean" : "string",

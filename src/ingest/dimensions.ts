@@ -8,18 +8,8 @@
  *
  * @module
  */
+import { DIMENSION_LIMITS } from "../config.ts";
 import type { Attributes, AttributeValue, OtlpRecord, TelemetryEvent } from "./types.ts";
-
-/**
- * The bounds of dimension values (docs/api.md §4.22); keys are bounded where
- * `--dimension` is read (`src/config.ts`).
- */
-export const DIMENSION_LIMITS = {
-  /** Characters of a value; a longer value is dropped and counted. */
-  valueChars: 256,
-  /** Distinct values of one key per organization; a further value is dropped and counted. */
-  valuesPerKey: 1000,
-} as const;
 
 /**
  * The key whose value is the session's repository. Its value comes from the

@@ -50,6 +50,10 @@ export interface TelemetryQueries {
   facet(orgId: string, name: FacetName): ReadStatement;
   /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
   unmappedEvents(orgId: string, actorId: string): ReadStatement;
+  /** The dimensions of these sessions: rows of `session_id`, `key`, `value` (docs/api.md §4.22). */
+  sessionDimensions(orgId: string, sessionIds: readonly string[]): ReadStatement;
+  /** Every dimension key's values (`key`, `value`), then what each key dropped (`key`, `dropped`). */
+  dimensions(orgId: string): ReadStatement[];
   /** The organization's actors that sent telemetry, and the fleet's view of some of them. */
   fleet(orgId: string, options: FleetOptions): ReadStatement;
 }
@@ -65,7 +69,13 @@ export interface FleetOptions {
 }
 
 /** The facets of docs/api.md §4.3 and §4.6. */
-export type FacetName = "agents" | "domains" | "tool_names" | "tool_types" | "categories";
+export type FacetName =
+  | "agents"
+  | "domains"
+  | "repositories"
+  | "tool_names"
+  | "tool_types"
+  | "categories";
 
 /** Statement builders over one `queries.sql` text. */
 export function telemetryQueries(queriesSql: string): TelemetryQueries {
@@ -101,6 +111,19 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
       sql: querySql("fleet"),
       params: [orgId, silentSince ?? Number.MAX_SAFE_INTEGER, sessionsSince, limit],
     }),
+    sessionDimensions: (orgId, sessionIds) => ({
+      sql: splice(
+        querySql("session_dimensions"),
+        "/*ids*/",
+        sessionIds.length === 0 ? "NULL" : sessionIds.map(() => "?").join(", "),
+      ),
+      params: [orgId, ...sessionIds],
+    }),
+    dimensions: (orgId) =>
+      ["dimension_values", "dimension_drops"].map((name) => ({
+        sql: querySql(name),
+        params: [orgId],
+      })),
     toolCallDetail: (orgId, id) => ({ sql: querySql("tool_call"), params: [orgId, id] }),
     facet: (orgId, name) => ({ sql: querySql(`facet_${name}`), params: [orgId] }),
   };
@@ -122,12 +145,33 @@ export interface CallFilters {
   toolType?: string;
   category?: string;
   outcome?: string;
+  /** `dim.<key>=<value>` pairs, all of which the call's session must have (docs/api.md §4.22). */
+  dims?: [string, string][];
+}
+
+/** Sessions of the organization `?` with the dimension `?` = `?`, on `session_dimensions_by_value`. */
+const DIM_SESSIONS =
+  "SELECT session_id FROM session_dimensions WHERE org_id = ? AND key = ? AND value = ?";
+
+/** The predicates of `dim.<key>=<value>` filters on a row whose session is `column`. */
+function dimPredicates(
+  orgId: string,
+  dims: readonly [string, string][] | undefined,
+  column: string,
+): { sql: string; params: Param[] } {
+  const parts: string[] = [];
+  const params: Param[] = [];
+  for (const [key, value] of dims ?? []) {
+    parts.push(`AND ${column} IN (${DIM_SESSIONS})`);
+    params.push(orgId, key, value);
+  }
+  return { sql: parts.join(" "), params };
 }
 
 /** A keyset position: the last row's sort value and id. */
 export type PageKey = [number, string];
 
-function callPredicates(filters: CallFilters): { sql: string; params: Param[] } {
+function callPredicates(orgId: string, filters: CallFilters): { sql: string; params: Param[] } {
   const parts: string[] = [];
   const params: Param[] = [];
   const add = (sql: string, ...values: Param[]) => {
@@ -146,6 +190,8 @@ function callPredicates(filters: CallFilters): { sql: string; params: Param[] } 
   if (filters.toolType !== undefined) add("AND tool_type = ?", filters.toolType);
   if (filters.category !== undefined) add("AND category = ?", filters.category);
   if (filters.outcome !== undefined) add("AND outcome = ?", filters.outcome);
+  const dims = dimPredicates(orgId, filters.dims, "session_id");
+  if (dims.sql !== "") add(dims.sql, ...dims.params);
   return { sql: parts.join(" "), params };
 }
 
@@ -161,7 +207,7 @@ function toolCallsPage(
   after: PageKey | null,
   limit: number,
 ): ReadStatement {
-  const where = callPredicates(filters);
+  const where = callPredicates(orgId, filters);
   let sql = where.sql;
   const params: Param[] = [orgId, ...where.params];
   if (after) {
@@ -193,7 +239,7 @@ function exportToolCallsPage(
   after: PageKey | null,
   limit: number,
 ): ReadStatement {
-  const where = callPredicates(filters);
+  const where = callPredicates(orgId, filters);
   const page = ascendingAfter("ts", "id", after);
   return {
     sql: splice(querySql("export_tool_calls_page"), "/*filters*/", where.sql + page.sql),
@@ -251,6 +297,8 @@ function exportSessionsPage(
       filters.domain,
     );
   }
+  const dims = dimPredicates(orgId, filters.dims, "s.session_id");
+  if (dims.sql !== "") add(dims.sql, ...dims.params);
   const page = ascendingAfter("last_seen", "session_id", after);
   return {
     sql: splice(querySql("export_sessions_page"), "/*filters*/", parts.join(" ") + page.sql),
@@ -424,7 +472,7 @@ function filteredSessionsPage(
   after: PageKey | null,
   limit: number,
 ): ReadStatement {
-  const where = callPredicates(filters);
+  const where = callPredicates(orgId, filters);
   let predicates = where.sql;
   const params: Param[] = [orgId, ...where.params];
   if (filters.domain !== undefined) {

@@ -8,7 +8,8 @@
  * @module
  */
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
-import { DIMENSION_LIMITS, type SessionDimension } from "../../ingest/dimensions.ts";
+import { DIMENSION_LIMITS } from "../../config.ts";
+import type { SessionDimension } from "../../ingest/dimensions.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";

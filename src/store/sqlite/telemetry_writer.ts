@@ -8,7 +8,8 @@
 import type { DatabaseSync } from "node:sqlite";
 import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import type { MetricSample } from "../../ingest/metrics/mod.ts";
-import { DIMENSION_LIMITS, type SessionDimension } from "../../ingest/dimensions.ts";
+import { DIMENSION_LIMITS } from "../../config.ts";
+import type { SessionDimension } from "../../ingest/dimensions.ts";
 import type { UnmappedRecords } from "../../ingest/receive.ts";
 import type { TelemetryEvent } from "../../ingest/types.ts";
 import type { CallFindings } from "../call_detection.ts";
@@ -183,7 +184,14 @@ export class TelemetryWriter {
   #noteDimensions(orgId: string, dimensions: readonly SessionDimension[]): void {
     for (const { sessionId, key, value } of dimensions) {
       if (value !== null) {
-        this.#statements.run("admit_dimension_value", "run", orgId, key, value, DIMENSION_LIMITS.valuesPerKey);
+        this.#statements.run(
+          "admit_dimension_value",
+          "run",
+          orgId,
+          key,
+          value,
+          DIMENSION_LIMITS.valuesPerKey,
+        );
         this.#statements.run("note_session_dimension", "run", orgId, sessionId, key, value);
       }
       this.#statements.run("count_dropped_dimension", "run", orgId, key, value);

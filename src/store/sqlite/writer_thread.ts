@@ -92,7 +92,15 @@ export class WriterThread implements TelemetryWriterApi {
       return Promise.reject(error);
     }
     return this.#outage.track(
-      this.#call({ op: "ingest", sender, events, points, unmapped, dimensions, prepared }) as Promise<
+      this.#call({
+        op: "ingest",
+        sender,
+        events,
+        points,
+        unmapped,
+        dimensions,
+        prepared,
+      }) as Promise<
         IngestSummary
       >,
     );
