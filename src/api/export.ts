@@ -279,7 +279,7 @@ const exportSessions: ApiHandler = async ({ url, orgId, services }) => {
     actor: query.actor,
     team: teamParam(url.searchParams),
     domain: query.domain,
-    dims: dimFilters(url.searchParams, query.repository),
+    ...dimFilters(url.searchParams, query.repository),
   };
   const after = resumeKey(query.after, query.after_id);
   return await ndjsonResponse(

@@ -175,12 +175,17 @@ export const repositoryParam = exactParam.meta({
     "**Extension.** Only sessions that worked in this repository (`dim.repository`), exact match (empty: no filter).",
 });
 
-/** The `dim.<key>=<value>` filters of a request, with `repository` as `dim.repository`. */
+/**
+ * The `dim.<key>=<value>` filters of a request, with `repository` as
+ * `dim.repository`: `{dims}`, or `{}` without any, so that a cursor's binding
+ * (`cursor.ts`) stays what it was for requests without them.
+ */
 export function dimFilters(
   search: URLSearchParams,
   repository: string | undefined,
-): [string, string][] | undefined {
+): { dims?: [string, string][] } {
   const params = new URLSearchParams(search);
   if (repository !== undefined) params.append(`${DIM_PREFIX}repository`, repository);
-  return dimParams(params);
+  const dims = dimParams(params);
+  return dims === undefined ? {} : { dims };
 }

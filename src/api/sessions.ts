@@ -67,7 +67,7 @@ const listSessions: ApiHandler = async ({ url, orgId, services }) => {
     actor: query.actor,
     team: teamParam(url.searchParams),
     domain: query.domain,
-    dims: dimFilters(url.searchParams, query.repository),
+    ...dimFilters(url.searchParams, query.repository),
   };
   const cursors = cursorBinding(services.cursorSecret, orgId, "sessions", filters);
   const after = query.cursor === undefined ? null : cursors.decode(query.cursor);

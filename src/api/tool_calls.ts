@@ -102,7 +102,7 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
     toolType: query.tool_type,
     category: query.category,
     outcome: query.outcome,
-    dims: dimFilters(url.searchParams, query.repository),
+    ...dimFilters(url.searchParams, query.repository),
   };
   return { query, filters };
 }
