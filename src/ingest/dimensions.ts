@@ -1,10 +1,9 @@
 /**
  * Dimensions: the resource attributes an organization names (`--dimension
  * KEY`: `team.id`, `department`, `cost_center`, `repository`, …) kept per
- * session so that every list and insight can be sliced by them, and the
- * session's repository taken from what agents send (docs/ingest-mapping.md
- * §10). Bounded here (key and value lengths) and in the store (values per
- * key per organization).
+ * session so that lists can be sliced by them, and the session's repository
+ * taken from what agents send (docs/ingest-mapping.md §10). Values are
+ * bounded in length here, and in number per key by the store.
  *
  * @module
  */
