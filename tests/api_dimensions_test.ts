@@ -259,3 +259,25 @@ Deno.test("--dimension repeats, takes commas and none, and refuses a bad key", (
     return true;
   });
 });
+
+engineTest(
+  "retention drops a dropped session's dimensions and the values no session has",
+  async () => {
+    await using server = await startTestServer({ flags: { retentionDays: "90" } });
+    const a = await server.createOrg("Acme");
+    const old = NOW - 120 * 86_400_000;
+    await send(server, a.ingestKey, { "team.id": "gone-team" }, "s-old", old);
+    await send(server, a.ingestKey, { "team.id": "kept-team" }, "s-new", T);
+    await server.server.runRetention();
+    const listed = await server.getJson("/v1/dimensions", a.apiKey);
+    assert.deepEqual(listed.body.data, [{
+      key: "team.id",
+      values: ["kept-team"],
+      dropped_values: 0,
+    }]);
+    assert.deepEqual(
+      sessionIds((await server.getJson("/v1/sessions?dim.team.id=gone-team", a.apiKey)).body),
+      [],
+    );
+  },
+);

@@ -71,6 +71,7 @@ export class Retention {
       "run",
       now - this.#options.retentionDays * DAY_MS,
     );
+    this.#statements.run("delete_unused_dimension_values", "run");
     if (total.toolCalls + total.modelCalls + metricPoints > 0) {
       // Each step of this pragma frees one page: step it to the end (`exec` steps once).
       this.#db.prepare("PRAGMA incremental_vacuum").all();
@@ -131,6 +132,7 @@ export class Retention {
         };
         if (Number(dropped.changes) > 0) {
           this.#statements.run("delete_session_decisions", "run", org, session);
+          this.#statements.run("delete_session_dimensions", "run", org, session);
         }
       }
       this.#statements.run("write_seq", "run", seq);
