@@ -235,7 +235,9 @@ SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms
   (SELECT json_group_array(json_object('flag', f.flag, 'evidence', f.evidence))
     FROM risk_flags AS f WHERE f.call_id = tool_calls.id) AS risk_flags,
   (SELECT json_group_array(json_object('domain', d.domain, 'scheme', d.scheme))
-    FROM domain_hits AS d WHERE d.call_id = tool_calls.id) AS external_domains
+    FROM domain_hits AS d WHERE d.call_id = tool_calls.id) AS external_domains,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
 FROM tool_calls
 WHERE org_id = ? /*filters*/
 ORDER BY ts, id
@@ -245,7 +247,9 @@ LIMIT ?;
 -- oldest first, along sessions_by_last_seen read backwards.
 -- name: export_sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM sessions AS s
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen, session_id

@@ -34,6 +34,17 @@ export async function readDimensions(
   return dims;
 }
 
+/** The dimensions a page's SQL aggregated per row (`dimensions`, a JSON object as text). */
+export function rowDimensions(rows: readonly Row[]): DimensionMap {
+  const dims = new Map<string, Record<string, string>>();
+  for (const row of rows) {
+    if (typeof row.dimensions === "string") {
+      dims.set(String(row.session_id), JSON.parse(row.dimensions));
+    }
+  }
+  return dims;
+}
+
 const listDimensions: ApiHandler = async ({ orgId, services }) => {
   const [values, drops] = await services.reader.read(
     services.reader.queries.dimensions(orgId),

@@ -38,7 +38,7 @@ import {
 } from "./params.ts";
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
 import { type ActorNameMap, type DimensionMap, sessionObject, toolCallObject } from "./shapes.ts";
-import { readDimensions } from "./dimensions.ts";
+import { rowDimensions } from "./dimensions.ts";
 import { actorIdsOf } from "./sessions.ts";
 import { parseToolCallQuery, toolCallFilterQuery } from "./tool_calls.ts";
 
@@ -124,10 +124,8 @@ export async function* exportPages<F>(
     const statement = kind.page(source.reader.queries, orgId, filters, position, pageRows);
     const rows = await readPage(source.reader, statement, first ? 0 : OVERLOADED_RETRIES);
     if (rows.length === 0) return;
-    const [names, dims] = await Promise.all([
-      source.actorNames.resolve(orgId, actorIdsOf(rows)),
-      readDimensions(source.reader, orgId, rows),
-    ]);
+    const names = await source.actorNames.resolve(orgId, actorIdsOf(rows));
+    const dims = rowDimensions(rows);
     yield rows.map((row) => kind.toLine(row, names, dims));
     if (rows.length < pageRows) return;
     position = kind.keyOf(rows.at(-1)!);
