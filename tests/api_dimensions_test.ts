@@ -10,6 +10,7 @@ import { serveCommand, serveFlags } from "../src/cli/serve.ts";
 import { ConfigError, DEFAULT_DIMENSION_KEYS, resolveServeConfig } from "../src/config.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
+import { replayRecordedJson } from "./_recorded_json.ts";
 
 const NOW = Date.now();
 const T = NOW - 60 * 60 * 1000;
@@ -281,3 +282,84 @@ engineTest(
     );
   },
 );
+
+/** A GenAI `execute_tool` span (the traces path) on a resource with `resource`. */
+function genAiSpan(timeMs: number, resource: Record<string, string>) {
+  const nanos = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
+  const attributes = (values: Record<string, string>) =>
+    Object.entries(values).map(([key, value]) => ({ key, value: { stringValue: value } }));
+  return {
+    resourceSpans: [{
+      resource: { attributes: attributes({ "service.name": "my-agent", ...resource }) },
+      scopeSpans: [{
+        scope: { name: "agent.tracer" },
+        spans: [{
+          traceId: "0af7651916cd43dd8448eb211c80319c",
+          spanId: "b7ad6b7169203331",
+          name: "execute_tool deploy",
+          kind: 1,
+          startTimeUnixNano: nanos(timeMs),
+          endTimeUnixNano: nanos(timeMs + 50),
+          attributes: attributes({
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.conversation.id": "genai-session",
+            "gen_ai.tool.name": "deploy",
+            "gen_ai.tool.call.id": "call_deploy",
+          }),
+          status: { code: 1 },
+        }],
+      }],
+    }],
+  };
+}
+
+engineTest("every agent's recorded logs and a span keep their resource's dimensions", async () => {
+  await using server = await startTestServer();
+  const a = await server.createOrg("Acme");
+  const b = await server.createOrg("Globex");
+  const runs: [string, string][] = [
+    ["claude-code-2.1.330/http-json", "claude-code"],
+    ["codex-0.169.0/http-json", "codex"],
+    ["gemini-cli-0.61.0/http", "gemini-cli"],
+  ];
+  const seen = new Set<string>();
+  for (const [run, agent] of runs) {
+    await replayRecordedJson(server.ingestUrl, a.ingestKey, run, T, "", {
+      "team.id": `team-${agent}`,
+      "vcs.repository.name": `acme/${agent}`,
+    });
+    // The sessions this run added.
+    const listed = (await server.getJson("/v1/sessions?limit=500", a.apiKey)).body.data;
+    // deno-lint-ignore no-explicit-any
+    const mine = listed.filter((s: any) => !seen.has(s.session_id));
+    assert.ok(mine.length > 0, agent);
+    for (const session of mine) {
+      seen.add(session.session_id);
+      assert.deepEqual(session.dimensions, {
+        "team.id": `team-${agent}`,
+        repository: `acme/${agent}`,
+      }, agent);
+      assert.equal(session.repository, `acme/${agent}`);
+    }
+    const filtered = await server.getJson(`/v1/sessions?dim.team.id=team-${agent}`, a.apiKey);
+    assert.deepEqual(
+      sessionIds(filtered.body),
+      mine.map((s: { session_id: string }) => s.session_id).sort(),
+    );
+  }
+  const span = await server.ingest("/v1/traces", genAiSpan(T, { department: "ops" }), b.ingestKey);
+  assert.equal(span.status, 200, await span.text());
+  const facets = await server.getJson("/v1/sessions/facets", a.apiKey);
+  assert.deepEqual(facets.body.repositories, ["acme/claude-code", "acme/codex", "acme/gemini-cli"]);
+  const spanned = await server.getJson("/v1/tool-calls?dim.department=ops", b.apiKey);
+  assert.deepEqual(
+    spanned.body.data.map((
+      call: { session_id: string; dimensions: object },
+    ) => [call.session_id, call.dimensions]),
+    [["genai-session", { department: "ops" }]],
+  );
+  assert.deepEqual(
+    (await server.getJson("/v1/tool-calls?dim.department=ops", a.apiKey)).body.data,
+    [],
+  );
+});

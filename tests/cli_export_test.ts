@@ -120,7 +120,7 @@ engineTest(
     const body = claudeExport(records);
     body.resourceLogs[0]!.resource.attributes.push(
       { key: "team.id", value: { stringValue: "platform" } },
-      { key: "cost_center", value: { stringValue: "eng, \"123\"" } },
+      { key: "cost_center", value: { stringValue: 'eng, "123"' } },
     );
     const response = await server.ingest("/v1/logs", body, org.ingestKey);
     assert.equal(response.status, 200, await response.text());
