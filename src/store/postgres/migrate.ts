@@ -19,7 +19,7 @@ import unmappedEvents from "../../../sql/postgres/0007_unmapped_events.sql" with
 import narrowCallIndexes from "../../../sql/postgres/0008_narrow_call_indexes.sql" with {
   type: "text",
 };
-import sessionDimensions from "../../../sql/postgres/0009_session_dimensions.sql" with {
+import sessionDimensions from "../../../sql/postgres/0010_session_dimensions.sql" with {
   type: "text",
 };
 import { UserInputError } from "../../errors.ts";
@@ -37,7 +37,7 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 6, name: "parent sessions", sql: parentSessions },
   { version: 7, name: "unmapped events", sql: unmappedEvents },
   { version: 8, name: "narrow call indexes", sql: narrowCallIndexes },
-  { version: 9, name: "session dimensions", sql: sessionDimensions },
+  { version: 10, name: "session dimensions", sql: sessionDimensions },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */

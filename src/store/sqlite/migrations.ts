@@ -36,7 +36,7 @@ import telemetryUnmappedEvents from "../../../sql/sqlite/telemetry_0010_unmapped
 import telemetryNarrowCallIndexes from "../../../sql/sqlite/telemetry_0011_narrow_call_indexes.sql" with {
   type: "text",
 };
-import telemetrySessionDimensions from "../../../sql/sqlite/telemetry_0012_session_dimensions.sql" with {
+import telemetrySessionDimensions from "../../../sql/sqlite/telemetry_0013_session_dimensions.sql" with {
   type: "text",
 };
 import type { Migration } from "../migration.ts";
@@ -66,5 +66,5 @@ export const telemetryMigrations: readonly Migration[] = [
     sql: telemetryNarrowCallIndexes,
     rebuilds: { table: "tool_calls", rowsPerSecond: 50_000 },
   },
-  { version: 12, name: "session dimensions", sql: telemetrySessionDimensions },
+  { version: 13, name: "session dimensions", sql: telemetrySessionDimensions },
 ];

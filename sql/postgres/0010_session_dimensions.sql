@@ -1,4 +1,4 @@
--- Dimensions (docs/api.md §4.22), as sql/sqlite/telemetry_0012_session_dimensions.sql.
+-- Dimensions (docs/api.md §4.22), as sql/sqlite/telemetry_0013_session_dimensions.sql.
 CREATE TABLE session_dimensions (
   org_id     TEXT COLLATE "C" NOT NULL,
   session_id TEXT COLLATE "C" NOT NULL,
