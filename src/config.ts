@@ -79,6 +79,45 @@ const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 const MIN_METRICS_TOKEN = 16;
 const MIN_RETENTION_DAYS = 90;
 
+/** The resource attributes kept per session when `--dimension` is not given (docs/api.md §4.22). */
+export const DEFAULT_DIMENSION_KEYS: readonly string[] = [
+  "team.id",
+  "department",
+  "cost_center",
+  "repository",
+];
+/** The bounds of dimensions (docs/api.md §4.22). */
+export const DIMENSION_LIMITS = {
+  /** Keys `--dimension` may name. */
+  keys: 20,
+  /** Characters of a value; a longer value is dropped and counted. */
+  valueChars: 256,
+  /** Distinct values of one key per organization; a further value is dropped and counted. */
+  valuesPerKey: 1000,
+} as const;
+/** A dimension key, 1 to 64 characters: it must also survive `dim.<key>=` in a query string. */
+export const DIMENSION_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** `--dimension`: comma-separated keys (the flag may repeat); `none` or empty keeps none. */
+const dimensionKeys = z.string().transform((value, ctx) => {
+  const keys = [
+    ...new Set(value.split(",").map((key) => key.trim()).filter((key) => key !== "")),
+  ];
+  if (keys.length === 1 && keys[0]!.toLowerCase() === "none") return [];
+  const bad = keys.find((key) => !DIMENSION_KEY_PATTERN.test(key));
+  if (bad !== undefined || keys.length > DIMENSION_LIMITS.keys) {
+    ctx.addIssue({
+      code: "custom",
+      message:
+        `expected at most ${DIMENSION_LIMITS.keys} keys of 1 to 64 letters, digits, ".", "_" or "-"${
+          bad === undefined ? "" : `; got ${JSON.stringify(bad)}`
+        }`,
+    });
+    return z.NEVER;
+  }
+  return keys;
+});
+
 const rawConfig = z.object({
   data: z.string().min(1, { error: "expected a directory path" }).default("./data"),
   database: databaseUrl.optional(),
@@ -104,6 +143,7 @@ const rawConfig = z.object({
   retentionDays: wholeNumber("days", MIN_RETENTION_DAYS).default(400),
   maxDiskBytes: wholeNumber("bytes").optional(),
   logLevel: z.enum(LOG_LEVELS, { error: `allowed: ${LOG_LEVELS.join(", ")}` }).default("info"),
+  dimension: dimensionKeys.default([...DEFAULT_DIMENSION_KEYS]),
 });
 
 /** A key of the `serve` configuration (`queryTimeoutMs`). */
@@ -124,6 +164,8 @@ export interface ServeSetting {
   defaultNote?: string;
   /** Never echo the value in an error (a token). */
   secret?: boolean;
+  /** The flag may repeat; its values are joined with commas. */
+  repeatable?: boolean;
 }
 
 /**
@@ -250,6 +292,15 @@ export const SERVE_SETTINGS: Readonly<Record<ServeSettingKey, ServeSetting>> = {
     what: "log level",
     description: `JSON log lines on stderr from this level up: ${LOG_LEVELS.join(", ")}`,
   },
+  dimension: {
+    flag: "dimension",
+    env: "AGENT_TELEMETRY_DIMENSIONS",
+    value: "KEY",
+    what: "dimension keys",
+    description:
+      "resource attribute kept per session for dim.<key> filters (repeatable or comma-separated; none for none)",
+    repeatable: true,
+  },
   retentionDays: {
     flag: "retention-days",
     env: "AGENT_TELEMETRY_RETENTION_DAYS",
@@ -310,6 +361,8 @@ export interface ServeConfig {
   logLevel: LogLevel;
   retentionDays: number;
   maxDiskBytes: number | null;
+  /** The resource attributes kept per session (`--dimension`; docs/api.md §4.22). */
+  dimensionKeys: readonly string[];
 }
 
 /** Flag values as parsed from the command line (strings, booleans). */
@@ -390,6 +443,7 @@ export function resolveServeConfig(
     logLevel: raw.logLevel,
     retentionDays: raw.retentionDays,
     maxDiskBytes: raw.maxDiskBytes ?? null,
+    dimensionKeys: raw.dimension,
   };
 }
 

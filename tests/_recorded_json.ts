@@ -32,9 +32,25 @@ function walkTimes(
   return out;
 }
 
+/** Adds string attributes to every resource of an OTLP/JSON body (as `OTEL_RESOURCE_ATTRIBUTES` would). */
+function withResource(json: Record<string, unknown>, resource: Record<string, string>): void {
+  const added = Object.entries(resource).map(([key, value]) => ({
+    key,
+    value: { stringValue: value },
+  }));
+  if (added.length === 0) return;
+  for (const list of ["resourceLogs", "resourceSpans", "resourceMetrics"]) {
+    for (const entry of (json[list] ?? []) as { resource?: { attributes?: unknown[] } }[]) {
+      entry.resource ??= {};
+      entry.resource.attributes = [...(entry.resource.attributes ?? []), ...added];
+    }
+  }
+}
+
 /**
  * Posts a recorded run's JSON requests (`paths` containing `only`, else all)
- * with `ingestKey`, moved so its latest time is `endMs`.
+ * with `ingestKey`, moved so its latest time is `endMs`, with `resource`
+ * added to every resource's attributes.
  */
 export async function replayRecordedJson(
   ingestUrl: string,
@@ -42,6 +58,7 @@ export async function replayRecordedJson(
   run: string,
   endMs: number,
   only = "",
+  resource: Record<string, string> = {},
 ): Promise<void> {
   const requests = (await readRecording(join(REAL_FIXTURES, run)))
     .filter((request) => request.path.includes(only));
@@ -60,7 +77,8 @@ export async function replayRecordedJson(
       json,
       (ns) => ns + shift,
       (text) => new Date(Date.parse(text) + shiftMs).toISOString(),
-    );
+    ) as Record<string, unknown>;
+    withResource(moved, resource);
     const response = await fetch(ingestUrl + path, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${ingestKey}` },

@@ -31,6 +31,8 @@ engineTest("GET /v1/sessions lists whole sessions newest first with every field"
     cost_source: "reported",
     tags: [],
     parent_session_id: null,
+    repository: "",
+    dimensions: {},
   });
   const s2 = body.data[1];
   assert.equal(s2.actor_id, actorB.actorId);
@@ -267,11 +269,13 @@ engineTest("GET /v1/sessions/facets lists domains and agents alphabetically", as
   assert.deepEqual(body, {
     domains: ["api.github.com", "docs.example.com", "github.com"],
     agents: ["claude-code"],
+    repositories: [],
   });
   const empty = await server.createOrg("Empty");
   assert.deepEqual((await server.getJson("/v1/sessions/facets", empty.apiKey)).body, {
     domains: [],
     agents: [],
+    repositories: [],
   });
 });
 

@@ -35,6 +35,7 @@ engineTest("GET /v1/tool-calls lists calls newest first in the list form", async
     decision: "accept",
     decision_source: "config",
     agent_system: "claude-code",
+    dimensions: {},
   });
   const mcp = body.data[0];
   assert.equal(mcp.tool_type, "mcp");

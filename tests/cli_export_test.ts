@@ -66,7 +66,10 @@ async function parquetLines(path: string, line: z.ZodObject): Promise<Json[]> {
     if (duckdbType === "TIMESTAMPTZ") {
       return `strftime(${column} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') AS ${column}`;
     }
-    return duckdbType.endsWith("[]") ? `to_json(${column})::VARCHAR AS ${column}` : column;
+    // Lists and maps (a session's dimensions) read back through their JSON.
+    return duckdbType.endsWith("[]") || duckdbType.startsWith("MAP(")
+      ? `to_json(${column})::VARCHAR AS ${column}`
+      : column;
   });
   const rows = await duckdbRows(`SELECT ${select.join(", ")} FROM read_parquet('${path}')`);
   return rows.map((row) =>
@@ -74,7 +77,9 @@ async function parquetLines(path: string, line: z.ZodObject): Promise<Json[]> {
       columns.flatMap(({ name, duckdbType }) => {
         const value = row[name];
         if (value === null || value === undefined) return [[name, null]];
-        if (duckdbType.endsWith("[]")) return [[name, JSON.parse(String(value))]];
+        if (duckdbType.endsWith("[]") || duckdbType.startsWith("MAP(")) {
+          return [[name, JSON.parse(String(value))]];
+        }
         if (typeof value === "bigint") return [[name, Number(value)]];
         return [[name, value]];
       }),
@@ -111,7 +116,13 @@ engineTest(
         success: i % 9 !== 0,
         error: i % 9 === 0 ? 'no match, "pattern"\nline 2' : undefined,
       }));
-    const response = await server.ingest("/v1/logs", claudeExport(records), org.ingestKey);
+    // Their sessions' dimensions (docs/api.md §4.22) are a map column in Parquet.
+    const body = claudeExport(records);
+    body.resourceLogs[0]!.resource.attributes.push(
+      { key: "team.id", value: { stringValue: "platform" } },
+      { key: "cost_center", value: { stringValue: 'eng, "123"' } },
+    );
+    const response = await server.ingest("/v1/logs", body, org.ingestKey);
     assert.equal(response.status, 200, await response.text());
     const dir = await Deno.makeTempDir({ prefix: "agent-telemetry-export-" });
     try {
@@ -163,6 +174,7 @@ engineTest(
         assert.equal(types.duration_ms, "BIGINT");
         assert.equal(types.success, "BOOLEAN");
         assert.equal(types.risk_flags, "STRUCT(flag VARCHAR, evidence VARCHAR)[]");
+        assert.equal(types.dimensions, "MAP(VARCHAR, VARCHAR)");
         assert.deepEqual(
           await parquetLines(out, ExportedToolCall),
           lines.map((line) => withNulls(line, columns)),

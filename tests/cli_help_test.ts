@@ -166,6 +166,7 @@ const BAD_VALUES: Record<ServeSettingKey, { value: string; bound: RegExp } | "fi
   logLevel: { value: "loud", bound: /allowed: debug, info, warn, error, silent/ },
   retentionDays: { value: "89", bound: /whole number of days, at least 90/ },
   maxDiskBytes: { value: "10MB", bound: /whole number of bytes, at least 1/ },
+  dimension: { value: "team id", bound: /at most 20 keys of 1 to 64 letters/ },
 };
 
 Deno.test("an invalid environment variable is named in the error with the real bound; the same value by flag names the flag", async (t) => {

@@ -233,6 +233,8 @@ function sqlitePlanter(dir: string): Planter {
       db.exec(
         `DROP TABLE IF EXISTS metric_points; DROP TABLE IF EXISTS session_actors;
         DROP TABLE IF EXISTS unmapped_events; DROP INDEX IF EXISTS sessions_by_parent;
+        DROP TABLE IF EXISTS session_dimensions; DROP TABLE IF EXISTS dimension_values;
+        DROP TABLE IF EXISTS dimension_drops;
         ALTER TABLE sessions DROP COLUMN parent_session_id; PRAGMA user_version = 3`,
       );
       return Promise.resolve();
@@ -280,6 +282,9 @@ function postgresPlanter(url: string): Planter {
       await sql.unsafe("DROP TABLE IF EXISTS session_actors");
       await sql.unsafe("ALTER TABLE sessions DROP COLUMN IF EXISTS parent_session_id");
       await sql.unsafe("DROP TABLE IF EXISTS unmapped_events");
+      for (const table of ["session_dimensions", "dimension_values", "dimension_drops"]) {
+        await sql.unsafe(`DROP TABLE IF EXISTS ${table}`);
+      }
       await sql.unsafe("DELETE FROM schema_migrations WHERE version >= 3");
     },
     async close() {

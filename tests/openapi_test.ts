@@ -16,7 +16,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import { loadScenario, send } from "./_scenario.ts";
-import { toolResult } from "./_otlp.ts";
+import { claudeExport, toolResult } from "./_otlp.ts";
 import { replayRecordedJson } from "./_recorded_json.ts";
 import { OPENAPI_FILE, openApiFileText } from "../scripts/openapi.ts";
 import type { KeyVerifier } from "../src/store/stores.ts";
@@ -192,6 +192,8 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
     "team",
     "domain",
     "tag",
+    "repository",
+    "dim.<key>",
   ],
   "/v1/sessions/facets": [],
   "/v1/sessions/{id}": ["id"],
@@ -208,11 +210,14 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
     "category",
     "outcome",
     "success",
+    "repository",
+    "dim.<key>",
   ],
   "/v1/tool-calls/facets": [],
   "/v1/tool-calls/{id}": ["id"],
   "/v1/unmapped-events": ["actor"],
   "/v1/fleet": ["silent_days"],
+  "/v1/dimensions": [],
   "/v1/export/tool-calls": [
     "after",
     "before",
@@ -224,9 +229,21 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
     "category",
     "outcome",
     "success",
+    "repository",
+    "dim.<key>",
     "after_id",
   ],
-  "/v1/export/sessions": ["after", "before", "agent", "actor", "team", "domain", "after_id"],
+  "/v1/export/sessions": [
+    "after",
+    "before",
+    "agent",
+    "actor",
+    "team",
+    "domain",
+    "repository",
+    "dim.<key>",
+    "after_id",
+  ],
   "/v1/insights/activity": ["window", "granularity"],
   "/v1/insights/top-tools": ["window", "granularity"],
   "/v1/insights/outliers": ["window", "granularity"],
@@ -364,6 +381,16 @@ async function loadData(server: TestServer): Promise<TestOrg> {
   }
   const response = await server.ingest("/v1/traces", genAiSpan(end), org.ingestKey);
   assert.equal(response.status, 200, await response.text());
+  // A session with dimensions and a repository (docs/api.md §4.22).
+  const teamed = claudeExport([
+    toolResult({ session: "teamed", id: "teamed_1", tool: "Read", timeMs: end - 500 }),
+  ]);
+  teamed.resourceLogs[0]!.resource.attributes.push(
+    { key: "team.id", value: { stringValue: "platform" } },
+    { key: "vcs.repository.url.full", value: { stringValue: "https://github.com/acme/app" } },
+  );
+  const dimensions = await server.ingest("/v1/logs", teamed, org.ingestKey);
+  assert.equal(dimensions.status, 200, await dimensions.text());
   return org;
 }
 
@@ -394,6 +421,9 @@ async function conformanceCases(server: TestServer, org: TestOrg): Promise<Case[
     fails("/v1/sessions", "/v1/sessions?after=yesterday", 400),
     fails("/v1/sessions", "/v1/sessions?cursor=forged", 400),
     fails("/v1/sessions", "/v1/sessions?tag=x", 501),
+    ok("/v1/sessions", "/v1/sessions?dim.team.id=platform&repository=https://github.com/acme/app"),
+    fails("/v1/sessions", "/v1/sessions?dim.bad%20key=x", 400),
+    ok("/v1/dimensions"),
     ok("/v1/sessions/facets"),
     ...sessions.map((s: Json) =>
       ok("/v1/sessions/{id}", `/v1/sessions/${encodeURIComponent(s.session_id)}`)

@@ -29,12 +29,14 @@ const ENGINE_ONLY: Readonly<
   },
   "retention.sql": {
     why: "SQLite deletes row by row in bounded batches; PostgreSQL deletes each kind in one " +
-      "statement over arrays (a call's and a dropped session's decisions inside those statements)",
+      "statement over arrays (a call's and a dropped session's decisions and dimensions inside " +
+      "those statements)",
     sqlite: [
       "delete_call_decision",
       "delete_metric_point",
       "delete_model_call",
       "delete_session_decisions",
+      "delete_session_dimensions",
       "delete_tool_call",
       "drop_empty_session",
       "oldest_metric_points",

@@ -263,3 +263,47 @@ SELECT nextval('telemetry_seq') AS seq;
 INSERT INTO metric_points ({{metric_points.columns}})
 SELECT * FROM unnest({{metric_points.params}})
 ON CONFLICT (id) DO NOTHING;
+
+-- An export's dimension values ($2 keys, $3 values) join their keys' values
+-- while a key has fewer than $4 in the organization $1 (docs/api.md §4.22), as
+-- sql/sqlite/ingest.sql admit_dimension_value; of an export's new values of
+-- one key, the first by code point are admitted until the key is full.
+-- name: admit_dimension_value
+WITH fresh AS (
+  SELECT DISTINCT d.key, d.value
+  FROM unnest($2::text[], $3::text[]) AS d(key, value)
+  WHERE d.value IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM dimension_values AS v
+    WHERE v.org_id = $1 AND v.key = d.key AND v.value = d.value
+  )
+),
+ranked AS (
+  SELECT key, value, row_number() OVER (PARTITION BY key ORDER BY value) AS n FROM fresh
+)
+INSERT INTO dimension_values (org_id, key, value)
+SELECT $1::text, r.key, r.value
+FROM ranked AS r
+WHERE r.n <= $4 - (SELECT count(*) FROM dimension_values AS v WHERE v.org_id = $1 AND v.key = r.key)
+ON CONFLICT (org_id, key, value) DO NOTHING;
+
+-- The first value a session sends for a key is its value, when admitted.
+-- name: note_session_dimension
+INSERT INTO session_dimensions (org_id, session_id, key, value)
+SELECT $1::text, d.session_id, d.key, d.value
+FROM unnest($2::text[], $3::text[], $4::text[]) AS d(session_id, key, value)
+WHERE EXISTS (
+  SELECT 1 FROM dimension_values AS v WHERE v.org_id = $1 AND v.key = d.key AND v.value = d.value
+)
+ON CONFLICT (org_id, session_id, key) DO NOTHING;
+
+-- A value not admitted (over the values of its key, or over its length: NULL)
+-- is counted, never an error.
+-- name: count_dropped_dimension
+INSERT INTO dimension_drops (org_id, key, dropped)
+SELECT $1::text, d.key, count(*)
+FROM unnest($2::text[], $3::text[]) AS d(key, value)
+WHERE NOT EXISTS (
+  SELECT 1 FROM dimension_values AS v WHERE v.org_id = $1 AND v.key = d.key AND v.value = d.value
+)
+GROUP BY d.key
+ON CONFLICT (org_id, key) DO UPDATE SET dropped = dimension_drops.dropped + excluded.dropped;

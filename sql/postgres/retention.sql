@@ -85,9 +85,22 @@ WITH dropped AS (
       SELECT 1 FROM model_calls AS m WHERE m.org_id = r.org_id AND m.session_id = r.session_id
     )
   RETURNING s.org_id, s.session_id
+),
+decisions_gone AS (
+  DELETE FROM decisions AS d USING dropped
+  WHERE d.org_id = dropped.org_id AND d.session_id = dropped.session_id
 )
-DELETE FROM decisions AS d USING dropped
-WHERE d.org_id = dropped.org_id AND d.session_id = dropped.session_id;
+-- A dropped session's dimensions go with it (docs/api.md §4.22).
+DELETE FROM session_dimensions AS sd USING dropped
+WHERE sd.org_id = dropped.org_id AND sd.session_id = dropped.session_id;
+
+-- As sql/sqlite/retention.sql delete_unused_dimension_values.
+-- name: delete_unused_dimension_values
+DELETE FROM dimension_values AS v
+WHERE NOT EXISTS (
+  SELECT 1 FROM session_dimensions AS s
+  WHERE s.org_id = v.org_id AND s.key = v.key AND s.value = v.value
+);
 
 -- What stored nothing (GET /v1/unmapped-events) ages out like the telemetry:
 -- a row not seen since the cutoff goes.

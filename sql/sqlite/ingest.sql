@@ -188,3 +188,26 @@ SELECT org_id, session_id, actor_id, agent_system, min(ts), max(ts), count(*),
   max(CASE WHEN model IS NOT NULL AND model <> '' THEN printf('%015d|%s|%s', ts, id, model) END)
 FROM calls
 GROUP BY actor_id, agent_system;
+
+-- A session's dimension value joins its key's values while the key has fewer
+-- than ?4 in the organization (docs/api.md §4.22); one already there is kept.
+-- name: admit_dimension_value
+INSERT INTO dimension_values (org_id, key, value)
+SELECT ?1, ?2, ?3
+WHERE (SELECT count(*) FROM dimension_values WHERE org_id = ?1 AND key = ?2) < ?4
+ON CONFLICT (org_id, key, value) DO NOTHING;
+
+-- The first value a session sends for a key is its value, when admitted.
+-- name: note_session_dimension
+INSERT INTO session_dimensions (org_id, session_id, key, value)
+SELECT ?1, ?2, ?3, ?4
+WHERE EXISTS (SELECT 1 FROM dimension_values WHERE org_id = ?1 AND key = ?3 AND value = ?4)
+ON CONFLICT (org_id, session_id, key) DO NOTHING;
+
+-- A value not admitted (over the values of its key, or over its length: NULL)
+-- is counted, never an error.
+-- name: count_dropped_dimension
+INSERT INTO dimension_drops (org_id, key, dropped)
+SELECT ?1, ?2, 1
+WHERE NOT EXISTS (SELECT 1 FROM dimension_values WHERE org_id = ?1 AND key = ?2 AND value = ?3)
+ON CONFLICT (org_id, key) DO UPDATE SET dropped = dropped + 1;

@@ -245,7 +245,9 @@ SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms
   (SELECT json_group_array(json_object('flag', f.flag, 'evidence', f.evidence))
     FROM risk_flags AS f WHERE f.call_id = tool_calls.id) AS risk_flags,
   (SELECT json_group_array(json_object('domain', d.domain, 'scheme', d.scheme))
-    FROM domain_hits AS d WHERE d.call_id = tool_calls.id) AS external_domains
+    FROM domain_hits AS d WHERE d.call_id = tool_calls.id) AS external_domains,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
 FROM tool_calls
 WHERE org_id = ? /*filters*/
 ORDER BY ts, id
@@ -255,7 +257,9 @@ LIMIT ?;
 -- oldest first, along sessions_by_last_seen read backwards.
 -- name: export_sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM sessions AS s
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen, session_id
@@ -401,3 +405,22 @@ SELECT 'unmapped', f.actor_id, u.agent, '', u.event_name, u.reason, max(u.last_s
 FROM fleet AS f
 CROSS JOIN unmapped_events AS u ON u.org_id = ?1 AND u.actor_id = f.actor_id
 GROUP BY f.actor_id, u.agent, u.event_name, u.reason;
+
+-- The dimensions of the sessions of a page (docs/api.md §4.22), on the
+-- primary key; the ids are spliced in as placeholders.
+-- name: session_dimensions
+SELECT session_id, key, value FROM session_dimensions
+WHERE org_id = ? AND session_id IN (/*ids*/);
+
+-- GET /v1/dimensions: every key's values, sorted (at most 1,000 per key by
+-- the write path's bound), and what each key dropped.
+-- name: dimension_values
+SELECT key, value FROM dimension_values WHERE org_id = ? ORDER BY key, value;
+
+-- name: dimension_drops
+SELECT key, dropped FROM dimension_drops WHERE org_id = ? ORDER BY key;
+
+-- The repository facet of /v1/sessions/facets: the `repository` dimension's values.
+-- name: facet_repositories
+SELECT value FROM dimension_values WHERE org_id = ? AND key = 'repository'
+ORDER BY value LIMIT 1000;

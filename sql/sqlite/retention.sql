@@ -41,6 +41,20 @@ DELETE FROM decisions WHERE org_id = ? AND session_id = ? AND tool_call_id = ?;
 -- name: delete_session_decisions
 DELETE FROM decisions WHERE org_id = ? AND session_id = ?;
 
+-- A dropped session's dimensions go with it (docs/api.md §4.22).
+-- name: delete_session_dimensions
+DELETE FROM session_dimensions WHERE org_id = ? AND session_id = ?;
+
+-- A dimension value no session has any more leaves its key's values, so
+-- that the bound of 1,000 per key counts values still in use.
+-- name: delete_unused_dimension_values
+DELETE FROM dimension_values
+WHERE NOT EXISTS (
+  SELECT 1 FROM session_dimensions AS s
+  WHERE s.org_id = dimension_values.org_id AND s.key = dimension_values.key
+    AND s.value = dimension_values.value
+);
+
 -- name: recount_session_cost
 UPDATE sessions SET
   seq = ?1,

@@ -24,9 +24,17 @@ import type {
 } from "../store/telemetry_queries.ts";
 import type { ActorNames } from "./actor_names.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import { actorFilterParams, exactParam, parseQuery, timeParam } from "./params.ts";
+import {
+  actorFilterParams,
+  dimQueryParam,
+  exactParam,
+  parseQuery,
+  repositoryParam,
+  timeParam,
+} from "./params.ts";
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
-import { type ActorNameMap, sessionObject, toolCallObject } from "./shapes.ts";
+import { type ActorNameMap, type DimensionMap, sessionObject, toolCallObject } from "./shapes.ts";
+import { rowDimensions } from "./dimensions.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { sessionFiltersOf, sessionIdsOf } from "./sessions.ts";
 import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
@@ -59,7 +67,7 @@ export interface ExportKind<F> {
   /** Whether its lines carry sessions' costs (read for each page: `session_costs.ts`). */
   sessionCosts: boolean;
   /** A row as its line. */
-  toLine(row: Row, names: ActorNameMap, costs: SessionCostMap): Row;
+  toLine(row: Row, names: ActorNameMap, costs: SessionCostMap, dims: DimensionMap): Row;
 }
 
 /** A JSON array the store aggregated (text), as values. */
@@ -75,8 +83,8 @@ export const TOOL_CALL_EXPORT: ExportKind<CallFilters> = {
     queries.exportToolCallsPage(orgId, filters, after, limit),
   keyOf: (row) => [Number(row.ts), String(row.id)],
   sessionCosts: false,
-  toLine: (row, names) => ({
-    ...toolCallObject(row, names),
+  toLine: (row, names, _costs, dims) => ({
+    ...toolCallObject(row, names, dims),
     risk_flags: jsonList(row.risk_flags),
     external_domains: jsonList(row.external_domains),
   }),
@@ -90,7 +98,7 @@ export const SESSION_EXPORT: ExportKind<SessionFilters> = {
     queries.exportSessionsPage(orgId, filters, after, limit),
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
   sessionCosts: true,
-  toLine: (row, names, costs) => sessionObject(row, names, costs),
+  toLine: (row, names, costs, dims) => sessionObject(row, names, costs, dims),
 };
 
 /** What an export reads: the store and the actors' names. */
@@ -122,7 +130,8 @@ export async function* exportPages<F>(
     const costs = kind.sessionCosts
       ? await readSessionCosts(source.reader, orgId, sessionIdsOf(rows))
       : new Map();
-    yield rows.map((row) => kind.toLine(row, names, costs));
+    const dims = rowDimensions(rows);
+    yield rows.map((row) => kind.toLine(row, names, costs, dims));
     if (rows.length < pageRows) return;
     position = kind.keyOf(rows.at(-1)!);
   }
@@ -258,6 +267,8 @@ const exportSessionsQuery = z.object({
   domain: exactParam.meta({
     description: "Only sessions that reached this external domain, exact match (empty: no filter).",
   }),
+  repository: repositoryParam,
+  "dim.<key>": dimQueryParam,
   after_id: afterIdParam("last_seen", "session_id"),
 });
 

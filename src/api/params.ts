@@ -9,6 +9,7 @@
  * @module
  */
 import { z } from "zod";
+import { DIMENSION_KEY_PATTERN, DIMENSION_LIMITS } from "../config.ts";
 import { invalidRequest } from "../http/responses.ts";
 
 const RFC3339 =
@@ -143,4 +144,67 @@ export function actorFiltersOf(
   url: URL,
 ): { actor?: string; team?: string[] } {
   return { actor: query.actor, team: teamParam(url.searchParams) };
+}
+
+/** The prefix of a dimension filter's parameter: `dim.<key>=<value>` (docs/api.md §4.22). */
+export const DIM_PREFIX = "dim.";
+
+/**
+ * Every `dim.<key>=<value>` parameter (repeatable, AND), as sorted
+ * `[key, value]` pairs; empty values are no filter, duplicates count once.
+ * A key that could not be a dimension (`--dimension`'s rule) or a value over
+ * the stored length is 400: it could match nothing.
+ */
+export function dimParams(search: URLSearchParams): [string, string][] | undefined {
+  const pairs = new Map<string, [string, string]>();
+  for (const [name, value] of search) {
+    if (!name.startsWith(DIM_PREFIX)) continue;
+    const key = name.slice(DIM_PREFIX.length);
+    if (!DIMENSION_KEY_PATTERN.test(key)) {
+      throw invalidRequest(
+        `invalid dimension key: ${
+          JSON.stringify(key)
+        } (1 to 64 letters, digits, ".", "_" or "-", as dim.<key>=<value>)`,
+      );
+    }
+    if (value.length > DIMENSION_LIMITS.valueChars) {
+      throw invalidRequest(
+        `invalid dimension value for ${
+          JSON.stringify(key)
+        }: longer than ${DIMENSION_LIMITS.valueChars} characters`,
+      );
+    }
+    if (value !== "") pairs.set(`${key}\u0000${value}`, [key, value]);
+  }
+  if (pairs.size === 0) return undefined;
+  return [...pairs.values()].sort(([a, x], [b, y]) =>
+    a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0
+  );
+}
+
+/** `dim.<key>` as a query schema documents it; every value is read by {@link dimParams}. */
+export const dimQueryParam = z.string().optional().meta({
+  description:
+    "**Extension.** `dim.<key>=<value>`: only sessions whose dimension `<key>` (a resource attribute named by `--dimension`) has this value; repeatable, all apply. A bad key or a value over 256 characters is 400.",
+});
+
+/** `repository` (docs/api.md §4.22): the `repository` dimension, exact match. */
+export const repositoryParam = exactParam.meta({
+  description:
+    "**Extension.** Only sessions that worked in this repository (`dim.repository`), exact match (empty: no filter).",
+});
+
+/**
+ * The `dim.<key>=<value>` filters of a request, with `repository` as
+ * `dim.repository`: `{dims}`, or `{}` without any, so that a cursor's binding
+ * (`cursor.ts`) stays what it was for requests without them.
+ */
+export function dimFilters(
+  search: URLSearchParams,
+  repository: string | undefined,
+): { dims?: [string, string][] } {
+  const params = new URLSearchParams(search);
+  if (repository !== undefined) params.append(`${DIM_PREFIX}repository`, repository);
+  const dims = dimParams(params);
+  return dims === undefined ? {} : { dims };
 }

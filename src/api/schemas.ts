@@ -52,6 +52,11 @@ function timestamp(description: string) {
 
 const count = (description: string) => z.int().nonnegative().describe(description);
 
+/** A session's dimensions (docs/api.md §4.22): key to value. */
+const DIMENSIONS = z.record(z.string(), z.string()).describe(
+  "Extension: the session's dimensions, the resource attributes `--dimension` keeps (for example `team.id`, `cost_center`), key to value; `{}` when none.",
+);
+
 /** A tool call's outcome (docs/api.md §2.2). */
 export const OUTCOMES = ["ok", "error", "rejected"] as const;
 
@@ -111,6 +116,10 @@ export const Session = component(
     "parent_session_id": z.string().nullable().describe(
       "Extension: the session that spawned this one (a Codex subagent runs as a session of its own); null otherwise.",
     ),
+    "repository": z.string().describe(
+      'Extension: the repository the session worked in, as its agent reported it (docs/ingest-mapping.md §10); `""` when none was reported.',
+    ),
+    "dimensions": DIMENSIONS,
   }),
 );
 
@@ -150,6 +159,9 @@ export const ToolCall = component(
     "agent_system": z.string().describe("The agent that reported the call."),
     "model": z.string().optional().describe(
       "Model, when the agent reports it on tool calls.",
+    ),
+    "dimensions": DIMENSIONS.describe(
+      "Extension: the dimensions of the call's session, key to value; `{}` when none.",
     ),
   }),
 );
@@ -315,6 +327,7 @@ export const SessionFacets = component(
   z.object({
     "domains": facet("Values for `domain`."),
     "agents": facet("Values for `agent`."),
+    "repositories": facet("Extension: values for `repository`."),
   }),
 );
 
@@ -414,6 +427,30 @@ export const UnmappedEvents = component(
   "UnmappedEvents",
   "What the organization's agents sent that stored nothing, newest `last_seen` first, at most 1,000 rows.",
   z.object({ "data": z.array(UnmappedEvent).max(1000) }),
+);
+
+// --- Dimensions (an extension, docs/api.md §4.22) ---
+
+/** One dimension key and its values. */
+export const DimensionKey = component(
+  "DimensionKey",
+  "A dimension key and the values the organization's sessions reported for it.",
+  z.object({
+    "key": z.string().describe("The key, a resource attribute named by `--dimension`."),
+    "values": z.array(z.string()).max(1000).describe(
+      "Its values, sorted by code point, at most 1,000.",
+    ),
+    "dropped_values": count(
+      "Values reported for this key and not kept: over 256 characters, or past the key's 1,000 values.",
+    ),
+  }),
+);
+
+/** `GET /v1/dimensions`. */
+export const Dimensions = component(
+  "Dimensions",
+  "Extension: the organization's dimension keys, sorted by code point.",
+  z.object({ "data": z.array(DimensionKey) }),
 );
 
 // --- The fleet (an extension) ---

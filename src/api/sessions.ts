@@ -5,12 +5,23 @@
  */
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
-import type { ApiHandler, ApiRoute } from "./context.ts";
+import type { ApiContext, ApiHandler, ApiRoute } from "./context.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
-import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
+import {
+  actorFilterParams,
+  actorFiltersOf,
+  dimFilters,
+  dimQueryParam,
+  exactParam,
+  parseQuery,
+  repositoryParam,
+  timeParam,
+} from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
+import { readDimensions } from "./dimensions.ts";
+import type { DimensionMap } from "./shapes.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import {
   domainObject,
@@ -33,6 +44,8 @@ const sessionsQuery = listQuery({
     description:
       "Only sessions that reached this external domain, exact match (empty: no filter); their figures still come from the matching calls.",
   }),
+  repository: repositoryParam,
+  "dim.<key>": dimQueryParam,
   tag: z.string().optional().meta({
     description: "Unsupported: present with any value, empty included, it is 501.",
   }),
@@ -47,19 +60,36 @@ const listSessions: ApiHandler = async (context) => {
   return await listPage(context, SESSION_LIST, query, sessionFiltersOf(query, url));
 };
 
-/** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its cost's estimate. */
-const SESSION_LIST: KeysetList<SessionFilters, SessionCostMap> = {
+/** What a page of sessions reads beside its rows: their costs' estimates and their dimensions. */
+export interface SessionExtras {
+  costs: SessionCostMap;
+  dims: DimensionMap;
+}
+
+/** The {@link SessionExtras} of sessions' rows, in two reads at once. */
+export async function readSessionExtras(
+  { orgId, services }: Pick<ApiContext, "orgId" | "services">,
+  rows: readonly Row[],
+): Promise<SessionExtras> {
+  const [costs, dims] = await Promise.all([
+    readSessionCosts(services.reader, orgId, sessionIdsOf(rows)),
+    readDimensions(services.reader, orgId, rows),
+  ]);
+  return { costs, dims };
+}
+
+/** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its extras. */
+const SESSION_LIST: KeysetList<SessionFilters, SessionExtras> = {
   endpoint: "sessions",
   page: (queries) => queries.sessionsPage,
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
-  extra: ({ orgId, services }, rows) =>
-    readSessionCosts(services.reader, orgId, sessionIdsOf(rows)),
-  toObject: (row, names, costs) => sessionObject(row, names, costs),
+  extra: readSessionExtras,
+  toObject: (row, names, { costs, dims }) => sessionObject(row, names, costs, dims),
 };
 
 /** The session filters of a parsed query (`/v1/sessions`' and its export's). */
 export function sessionFiltersOf(
-  query: Omit<SessionFilters, "team">,
+  query: Omit<SessionFilters, "team" | "dims"> & { repository?: string },
   url: URL,
 ): SessionFilters {
   return {
@@ -68,15 +98,21 @@ export function sessionFiltersOf(
     agent: query.agent,
     ...actorFiltersOf(query, url),
     domain: query.domain,
+    ...dimFilters(url.searchParams, query.repository),
   };
 }
 
 const sessionFacets: ApiHandler = async ({ orgId, services }) => {
-  const [domains, agents] = await services.reader.read([
+  const [domains, agents, repositories] = await services.reader.read([
     services.reader.queries.facet(orgId, "domains"),
     services.reader.queries.facet(orgId, "agents"),
+    services.reader.queries.facet(orgId, "repositories"),
   ]);
-  return jsonResponse({ domains: values(domains!), agents: values(agents!) });
+  return jsonResponse({
+    domains: values(domains!),
+    agents: values(agents!),
+    repositories: values(repositories!),
+  });
 };
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
@@ -85,19 +121,18 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
-  const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
-  const costs = await readSessionCosts(
-    services.reader,
-    orgId,
-    sessionIdsOf([row, ...children!]),
-  );
+  const [names, costs, dims] = await Promise.all([
+    services.actorNames.resolve(orgId, actorIdsOf([row, ...children!])),
+    readSessionCosts(services.reader, orgId, sessionIdsOf([row, ...children!])),
+    readDimensions(services.reader, orgId, [row, ...children!]),
+  ]);
   return jsonResponse({
-    session: sessionObject(row, names, costs),
+    session: sessionObject(row, names, costs, dims),
     tool_calls: calls!.map(sessionToolCallObject),
     risk_flags: flags!.map(riskFlagObject),
     external_domains: domains!.map(domainObject),
     // An extension: the sessions it spawned (Codex subagents), oldest first, at most 1,000.
-    child_sessions: children!.map((child) => sessionObject(child, names, costs)),
+    child_sessions: children!.map((child) => sessionObject(child, names, costs, dims)),
     // An extension: its model calls, oldest first, at most 5,000.
     model_calls: modelCalls!.map(sessionModelCallObject),
   });

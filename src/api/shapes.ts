@@ -20,6 +20,12 @@ type Row = Record<string, unknown>;
 /** Actors' names by id, for `actor_name` (`""` for an id not in it). */
 export type ActorNameMap = ReadonlyMap<string, string>;
 
+/** Sessions' dimensions by session id, for `dimensions` and `repository` (docs/api.md §4.22). */
+export type DimensionMap = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/** The `repository` dimension is the session's repository (docs/ingest-mapping.md §10). */
+const REPOSITORY_KEY = "repository";
+
 function text(row: Row, column: string): string {
   const value = row[column];
   return typeof value === "string" ? value : "";
@@ -52,13 +58,19 @@ function modelFromKey(key: unknown): string {
 
 /**
  * A session object (docs/api.md §2.3) from a `sessions` row or an aggregated page row, its
- * estimate and cost source from `costs`.
+ * estimate and cost source from `costs`, its dimensions from `dims`.
  */
-export function sessionObject(row: Row, actorNames: ActorNameMap, costs: SessionCostMap): Row {
+export function sessionObject(
+  row: Row,
+  actorNames: ActorNameMap,
+  costs: SessionCostMap,
+  dims: DimensionMap,
+): Row {
   const first = Number(row.first_seen);
   const last = Number(row.last_seen);
   const actorId = text(row, "actor_id");
   const sessionCost = costs.get(text(row, "session_id")) ?? NO_COST;
+  const dimensions = dims.get(text(row, "session_id")) ?? {};
   return {
     session_id: text(row, "session_id"),
     actor_id: actorId,
@@ -79,6 +91,9 @@ export function sessionObject(row: Row, actorNames: ActorNameMap, costs: Session
     tags: [],
     // An extension: the session that spawned this one (a Codex subagent), else null.
     parent_session_id: typeof row.parent_session_id === "string" ? row.parent_session_id : null,
+    // Extensions (docs/api.md §4.22): its repository and its dimensions.
+    repository: dimensions[REPOSITORY_KEY] ?? "",
+    dimensions,
   };
 }
 
@@ -110,7 +125,7 @@ export function sessionToolCallObject(row: Row): Row {
 }
 
 /** A tool call object, list form (docs/api.md §2.4). */
-export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
+export function toolCallObject(row: Row, actorNames: ActorNameMap, dims: DimensionMap): Row {
   const actorId = text(row, "actor_id");
   const call: Row = {
     id: text(row, "id"),
@@ -123,6 +138,8 @@ export function toolCallObject(row: Row, actorNames: ActorNameMap): Row {
   optionalFields(call, row, CALL_OPTIONAL);
   call.agent_system = text(row, "agent_system");
   optionalFields(call, row, ["model"]);
+  // An extension (docs/api.md §4.22): its session's dimensions.
+  call.dimensions = dims.get(text(row, "session_id")) ?? {};
   return call;
 }
 
@@ -132,8 +149,8 @@ const DETAIL_OPTIONAL = optionalFieldsOf(ToolCallDetail).filter((field) =>
 );
 
 /** A tool call detail object (docs/api.md §2.5). */
-export function toolCallDetailObject(row: Row, actorNames: ActorNameMap): Row {
-  const detail = toolCallObject(row, actorNames);
+export function toolCallDetailObject(row: Row, actorNames: ActorNameMap, dims: DimensionMap): Row {
+  const detail = toolCallObject(row, actorNames, dims);
   const outcome = text(row, "outcome");
   detail.result_size_bytes = outcome === "rejected" ? null : integer(row, "result_size_bytes");
   optionalFields(detail, row, DETAIL_OPTIONAL);

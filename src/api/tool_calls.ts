@@ -8,7 +8,18 @@ import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
-import { actorFilterParams, actorFiltersOf, exactParam, parseQuery, timeParam } from "./params.ts";
+import {
+  actorFilterParams,
+  actorFiltersOf,
+  dimFilters,
+  dimQueryParam,
+  exactParam,
+  parseQuery,
+  repositoryParam,
+  timeParam,
+} from "./params.ts";
+import { readDimensions } from "./dimensions.ts";
+import type { DimensionMap } from "./shapes.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
 import { values } from "./sessions.ts";
@@ -45,6 +56,8 @@ const toolCallFilterParams = {
       "Exact category: `code_exec`, `file_read`, `file_write`, `web_fetch`, `mcp`, `other`.",
   }),
   outcome: outcomeParam,
+  repository: repositoryParam,
+  "dim.<key>": dimQueryParam,
   success: z.string().optional().meta({
     description:
       "Not accepted: any value is 400 `invalid_request`; the success filter is replaced by `outcome`.",
@@ -80,6 +93,7 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
     toolType: query.tool_type,
     category: query.category,
     outcome: query.outcome,
+    ...dimFilters(url.searchParams, query.repository),
   };
   return { query, filters };
 }
@@ -90,10 +104,11 @@ const listToolCalls: ApiHandler = async (context) => {
 };
 
 /** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
-const TOOL_CALL_LIST: KeysetList<CallFilters> = {
+const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
   endpoint: "tool-calls",
   page: (queries) => queries.toolCallsPage,
   keyOf: (row) => [Number(row.ts), String(row.id)],
+  extra: ({ orgId, services }, rows) => readDimensions(services.reader, orgId, rows),
   toObject: toolCallObject,
 };
 
@@ -116,8 +131,11 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   ]) as Row[][];
   const row = rows?.[0];
   if (!row) throw new ApiError("not_found", "tool call not found");
-  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
-  return jsonResponse(toolCallDetailObject(row, names));
+  const [names, dims] = await Promise.all([
+    services.actorNames.resolve(orgId, actorIdsOf([row])),
+    readDimensions(services.reader, orgId, [row]),
+  ]);
+  return jsonResponse(toolCallDetailObject(row, names, dims));
 };
 
 /** Routes of this module. */

@@ -88,6 +88,10 @@ function duckdbType(field: JsonSchema, name: string): string {
     case "array":
       return `${duckdbType(type.items as JsonSchema, name)}[]`;
     case "object": {
+      // A record (a session's dimensions: key to value) is a map.
+      if (type.properties === undefined && typeof type.additionalProperties === "object") {
+        return `MAP(VARCHAR, ${duckdbType(type.additionalProperties as JsonSchema, name)})`;
+      }
       const fields = Object.entries(type.properties as Record<string, JsonSchema>)
         .map(([inner, schema]) => `${quoteIdentifier(inner)} ${duckdbType(schema, inner)}`);
       return `STRUCT(${fields.join(", ")})`;

@@ -20,6 +20,8 @@ export interface FlagDef {
   /** The default as help shows it; for flags read with {@link ParsedFlags.text}, also the value used. */
   default?: string;
   required?: boolean;
+  /** May be given several times; the values are joined with commas (`--dimension a --dimension b`). */
+  repeatable?: boolean;
   description: string;
 }
 
@@ -84,12 +86,18 @@ export function wantsHelp(args: readonly string[]): boolean {
 /** The options `parseArgs` gets for `command`: exactly its flag table and `--help`. */
 export function parseOptionsOf(
   command: Pick<CommandDef, "flags">,
-): Record<string, { type: "string" | "boolean"; short?: string }> {
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+): Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> {
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; short?: string; multiple?: boolean }
+  > = {
     help: { type: "boolean", short: "h" },
   };
   for (const flag of command.flags) {
-    options[flag.name] = { type: flag.value === undefined ? "boolean" : "string" };
+    options[flag.name] = {
+      type: flag.value === undefined ? "boolean" : "string",
+      ...(flag.repeatable ? { multiple: true } : {}),
+    };
   }
   return options;
 }
@@ -105,12 +113,18 @@ export function parseCommandFlags(
 ): ParsedFlags {
   let given: Record<string, string | boolean | undefined>;
   try {
-    given = parseArgs({
+    const values = parseArgs({
       args,
       options: parseOptionsOf(command),
       strict: true,
       allowPositionals: false,
     }).values;
+    given = Object.fromEntries(
+      Object.entries(values).map(([name, value]) => [
+        name,
+        Array.isArray(value) ? value.join(",") : value,
+      ]),
+    );
   } catch (error) {
     throw new UsageError(
       `${parseProblem(error, command)} (see agent-telemetry ${command.name} --help)`,

@@ -27,6 +27,7 @@ export const serveFlagDefs: readonly FlagDef[] = settingEntries().map(([key, set
   value: setting.value,
   env: setting.env,
   default: serveSettingDefault(key),
+  ...(setting.repeatable ? { repeatable: true } : {}),
   description: setting.description,
 }));
 

@@ -5,6 +5,7 @@
  * @module
  */
 import { mapperOf, mapRecord, reportedAgentVersion } from "./agents/mod.ts";
+import { DimensionCollector, type SessionDimension } from "./dimensions.ts";
 import { mapWithinLimits } from "./limits.ts";
 import { decodeExport, type Encoding, type Signal } from "./otlp/mod.ts";
 import type { OtlpRecord, TelemetryEvent } from "../model/telemetry.ts";
@@ -23,12 +24,19 @@ export interface ReceivedExport {
   firstReason: string;
   /** Every record that stored nothing, so an operator can see what an agent sends that we drop. */
   unmapped: UnmappedRecords[];
+  /** The configured resource attributes of the sessions its events belong to. */
+  dimensions: SessionDimension[];
 }
 
 /** Decodes and maps one export request body; throws OtlpDecodeError when undecodable. */
 export function receiveExport(
   body: Uint8Array,
-  options: { encoding: Encoding; pathSignal: Signal },
+  options: {
+    encoding: Encoding;
+    pathSignal: Signal;
+    /** The resource attributes kept per session (`--dimension`); none when absent. */
+    dimensionKeys?: readonly string[];
+  },
 ): ReceivedExport {
   const { signal, records } = decodeExport(body, options);
   const received: ReceivedExport = {
@@ -39,7 +47,9 @@ export function receiveExport(
     ignored: 0,
     firstReason: "",
     unmapped: [],
+    dimensions: [],
   };
+  const dimensions = new DimensionCollector(options.dimensionKeys ?? []);
   const unmapped = new Map<string, UnmappedRecords>();
   const note = (record: OtlpRecord, reason: UnmappedReason) => {
     const agent = mapperOf(record) ?? "other";
@@ -53,6 +63,7 @@ export function receiveExport(
     const result = mapWithinLimits(record, mapRecord);
     if (result.status === "mapped") {
       for (const event of result.events) received.events.push(event);
+      dimensions.add(record, result.events);
     } else if (result.status === "ignored") {
       received.ignored++;
       note(
@@ -70,5 +81,6 @@ export function receiveExport(
     }
   }
   received.unmapped = [...unmapped.values()];
+  received.dimensions = dimensions.dimensions;
   return received;
 }

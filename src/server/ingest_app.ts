@@ -30,6 +30,8 @@ export interface IngestAppDeps {
   writer: TelemetryWriterApi | null;
   maxBytes: number;
   metrics: ServiceMetrics;
+  /** The resource attributes kept per session (`--dimension`). */
+  dimensionKeys?: readonly string[];
   readiness: () => Promise<void>;
   logError: (error: unknown) => void;
   /** Called after a request's events are committed. */

@@ -32,6 +32,8 @@ export interface OtlpExportDeps {
   /** Null on a read-only node: exports are refused. */
   writer: TelemetryWriterApi | null;
   metrics: ServiceMetrics;
+  /** The resource attributes kept per session (`--dimension`); none when absent. */
+  dimensionKeys?: readonly string[];
   /** Called after a request's events are committed. */
   onCommitted?: () => void;
 }
@@ -139,7 +141,11 @@ export async function receiveOtlpExport(
   try {
     const read = await request.readBody();
     encoding = read.encoding;
-    received = receiveExport(read.body, { encoding, pathSignal: request.pathSignal });
+    received = receiveExport(read.body, {
+      encoding,
+      pathSignal: request.pathSignal,
+      ...(deps.dimensionKeys ? { dimensionKeys: deps.dimensionKeys } : {}),
+    });
     // A JSON body is routed by its top key: decoded as metrics only when that says metrics.
     if (received.signal === "metrics") {
       metricPoints = receiveMetrics(decodeMetrics(read.body, encoding));
@@ -159,6 +165,7 @@ export async function receiveOtlpExport(
       received.events,
       metricPoints?.samples ?? [],
       received.unmapped,
+      received.dimensions,
     );
   } catch (error) {
     if (error instanceof StoreUnavailableError) {

@@ -8,6 +8,7 @@
  */
 import type { ApiRoute, ApiServices } from "../api/context.ts";
 import { exportRoutes } from "../api/export.ts";
+import { dimensionRoutes } from "../api/dimensions.ts";
 import { fleetRoutes } from "../api/fleet.ts";
 import { OPENAPI_PATH, openApiDocument } from "../api/openapi.ts";
 import { pingRoutes } from "../api/ping.ts";
@@ -41,6 +42,7 @@ export function queryRoutes(extra: readonly ApiRoute[] = []): ApiRoute[] {
     ...toolCallRoutes,
     ...unmappedEventRoutes,
     ...fleetRoutes,
+    ...dimensionRoutes,
     ...extra,
     ...exportRoutes,
   ];

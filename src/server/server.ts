@@ -170,6 +170,7 @@ export async function startServer(
     writer,
     maxBytes: config.ingestMaxBytes,
     metrics,
+    dimensionKeys: config.dimensionKeys,
     readiness,
     logError,
     metricsAccess: config.metricsAccess,
@@ -251,6 +252,7 @@ export async function startServer(
         writer,
         maxBytes: config.ingestMaxBytes,
         metrics,
+        dimensionKeys: config.dimensionKeys,
         logError,
       });
     }

@@ -11,6 +11,7 @@ import type { FlagKind } from "../detect/mod.ts";
 import type { MetricSample } from "../model/metrics.ts";
 import type { UnmappedRecords } from "../model/unmapped.ts";
 import type { TelemetryEvent } from "../model/telemetry.ts";
+import type { SessionDimension } from "../model/dimensions.ts";
 import type { ReadStatement, TelemetryQueries } from "./telemetry_queries.ts";
 
 /**
@@ -163,6 +164,8 @@ export interface TelemetryWriterApi {
     points?: readonly MetricSample[],
     /** What the export sent that stored nothing, added to `unmapped_events` in the same transaction. */
     unmapped?: readonly UnmappedRecords[],
+    /** Its sessions' dimensions, kept within their bounds in the same transaction (docs/api.md §4.22). */
+    dimensions?: readonly SessionDimension[],
   ): Promise<IngestSummary>;
   /** Rejects unless the store takes a write transaction. */
   probe(): Promise<void>;

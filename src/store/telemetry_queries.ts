@@ -40,6 +40,10 @@ export interface TelemetryQueries {
   facet(orgId: string, name: FacetName): ReadStatement;
   /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
   unmappedEvents(orgId: string, actorId: string): ReadStatement;
+  /** The dimensions of these sessions: rows of `session_id`, `key`, `value` (docs/api.md §4.22). */
+  sessionDimensions(orgId: string, sessionIds: readonly string[]): ReadStatement;
+  /** Every dimension key's values (`key`, `value`), then what each key dropped (`key`, `dropped`). */
+  dimensions(orgId: string): ReadStatement[];
   /** The organization's actors that sent telemetry, and the fleet's view of some of them. */
   fleet(orgId: string, options: FleetOptions): ReadStatement;
 }
@@ -55,7 +59,13 @@ export interface FleetOptions {
 }
 
 /** The facets of docs/api.md §4.3 and §4.6. */
-export type FacetName = "agents" | "domains" | "tool_names" | "tool_types" | "categories";
+export type FacetName =
+  | "agents"
+  | "domains"
+  | "repositories"
+  | "tool_names"
+  | "tool_types"
+  | "categories";
 
 /** Statement builders over one `queries.sql` text. */
 export function telemetryQueries(queriesSql: string): TelemetryQueries {
@@ -91,6 +101,19 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
       sql: named("session_costs"),
       params: [orgId, JSON.stringify(sessionIds)],
     }),
+    sessionDimensions: (orgId, sessionIds) => ({
+      sql: splice(
+        named("session_dimensions"),
+        "/*ids*/",
+        sessionIds.length === 0 ? "NULL" : sessionIds.map(() => "?").join(", "),
+      ),
+      params: [orgId, ...sessionIds],
+    }),
+    dimensions: (orgId) =>
+      ["dimension_values", "dimension_drops"].map((name) => ({
+        sql: named(name),
+        params: [orgId],
+      })),
     toolCallDetail: (orgId, id) => ({ sql: named("tool_call"), params: [orgId, id] }),
     facet: (orgId, name) => ({ sql: named(`facet_${name}`), params: [orgId] }),
   };
@@ -115,6 +138,27 @@ export interface CallFilters {
   toolType?: string;
   category?: string;
   outcome?: string;
+  /** `dim.<key>=<value>` pairs, all of which the call's session must have (docs/api.md §4.22). */
+  dims?: [string, string][];
+}
+
+/** Sessions of the organization `?` with the dimension `?` = `?`, on `session_dimensions_by_value`. */
+const DIM_SESSIONS =
+  "SELECT session_id FROM session_dimensions WHERE org_id = ? AND key = ? AND value = ?";
+
+/** The predicates of `dim.<key>=<value>` filters on a row whose session is `column`. */
+function dimPredicates(
+  orgId: string,
+  dims: readonly [string, string][] | undefined,
+  column: string,
+): { sql: string; params: Param[] } {
+  const parts: string[] = [];
+  const params: Param[] = [];
+  for (const [key, value] of dims ?? []) {
+    parts.push(`AND ${column} IN (${DIM_SESSIONS})`);
+    params.push(orgId, key, value);
+  }
+  return { sql: parts.join(" "), params };
 }
 
 /** A keyset position: the last row's sort value and id. */
@@ -141,7 +185,7 @@ class Predicates {
   }
 }
 
-function callPredicates(filters: CallFilters): Predicates {
+function callPredicates(orgId: string, filters: CallFilters): Predicates {
   const where = new Predicates();
   if (filters.after !== undefined) where.add("AND ts >= ?", filters.after);
   if (filters.before !== undefined) where.add("AND ts <= ?", filters.before);
@@ -153,6 +197,8 @@ function callPredicates(filters: CallFilters): Predicates {
   if (filters.toolType !== undefined) where.add("AND tool_type = ?", filters.toolType);
   if (filters.category !== undefined) where.add("AND category = ?", filters.category);
   if (filters.outcome !== undefined) where.add("AND outcome = ?", filters.outcome);
+  const dims = dimPredicates(orgId, filters.dims, "session_id");
+  if (dims.sql !== "") where.add(dims.sql, ...dims.params);
   return where;
 }
 
@@ -162,7 +208,7 @@ function splice(sql: string, marker: string, predicate: string): string {
 
 /** One page of tool calls, newest first; fetches `limit + 1` rows to see if more exist. */
 const toolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, after, limit) => {
-  const where = callPredicates(filters);
+  const where = callPredicates(orgId, filters);
   let sql = where.sql;
   const params: Param[] = [orgId, ...where.params];
   if (after) {
@@ -188,7 +234,7 @@ function ascendingAfter(
 
 /** One page of the export of tool calls, oldest first; `limit` rows. */
 const exportToolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, after, limit) => {
-  const where = callPredicates(filters);
+  const where = callPredicates(orgId, filters);
   const page = ascendingAfter("ts", "id", after);
   return {
     sql: splice(named("export_tool_calls_page"), "/*filters*/", where.sql + page.sql),
@@ -225,6 +271,8 @@ const exportSessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, 
       filters.domain,
     );
   }
+  const dims = dimPredicates(orgId, filters.dims, "s.session_id");
+  if (dims.sql !== "") where.add(dims.sql, ...dims.params);
   const page = ascendingAfter("last_seen", "session_id", after);
   return {
     sql: splice(named("export_sessions_page"), "/*filters*/", where.sql + page.sql),
@@ -370,7 +418,7 @@ function onlyAfter(filters: SessionFilters): boolean {
 
 /** Sessions rebuilt from the calls that match the filters (any filter set). */
 const filteredSessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after, limit) => {
-  const where = callPredicates(filters);
+  const where = callPredicates(orgId, filters);
   if (filters.domain !== undefined) {
     where.add(
       "AND session_id IN (SELECT session_id FROM domain_hits WHERE org_id = ? AND domain = ?)",

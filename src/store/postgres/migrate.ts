@@ -20,6 +20,9 @@ import narrowCallIndexes from "../../../sql/postgres/0008_narrow_call_indexes.sq
   type: "text",
 };
 import estimatedCost from "../../../sql/postgres/0009_estimated_cost.sql" with { type: "text" };
+import sessionDimensions from "../../../sql/postgres/0010_session_dimensions.sql" with {
+  type: "text",
+};
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
 import { latestVersion, type Migration, pendingMigrations } from "../migration.ts";
@@ -36,6 +39,7 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 7, name: "unmapped events", sql: unmappedEvents },
   { version: 8, name: "narrow call indexes", sql: narrowCallIndexes },
   { version: 9, name: "estimated cost", sql: estimatedCost },
+  { version: 10, name: "session dimensions", sql: sessionDimensions },
 ];
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */

@@ -71,6 +71,7 @@ export class PgRetention {
       if (deleted === 0) break;
     }
     await run(this.#sql, "delete_old_unmapped_events", [cutoff]);
+    await run(this.#sql, "delete_unused_dimension_values", []);
     return total;
   }
 

@@ -10,6 +10,8 @@
 import type { MetricSample } from "../../model/metrics.ts";
 import type { UnmappedRecords } from "../../model/unmapped.ts";
 import type { TelemetryEvent } from "../../model/telemetry.ts";
+import { DIMENSION_LIMITS } from "../../config.ts";
+import type { SessionDimension } from "../../model/dimensions.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { emptyIngestSummary, ingestEvents } from "../ingest_batch.ts";
 import { metricPointRow } from "../metric_rows.ts";
@@ -83,6 +85,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     events: readonly TelemetryEvent[],
     points: readonly MetricSample[] = [],
     unmapped: readonly UnmappedRecords[] = [],
+    dimensions: readonly SessionDimension[] = [],
   ): Promise<IngestSummary> {
     return this.#outage.track(this.#track(async () => {
       if (events.length === 0 && points.length === 0 && unmapped.length === 0) {
@@ -92,7 +95,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
       const reads = batchReads(events, ids);
       try {
         return await this.#transaction((tx) =>
-          this.#ingestIn(tx, sender, events, ids, reads, points, unmapped)
+          this.#ingestIn(tx, sender, events, ids, reads, points, unmapped, dimensions)
         );
       } catch (error) {
         throw pgUnavailable(error) ?? error;
@@ -148,6 +151,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     reads: BatchReads,
     points: readonly MetricSample[],
     unmapped: readonly UnmappedRecords[],
+    dimensions: readonly SessionDimension[],
   ): Promise<Written<IngestSummary>> {
     const { decisionKeys } = reads;
     const [, toolCalls, decisions, sessions, modelCalls, seqs, pointSeqs] = await Promise.all([
@@ -178,6 +182,7 @@ export class PgTelemetryWriter implements TelemetryWriterApi {
     const notes = unmappedRows(sender, unmapped, Date.now());
     if (notes.length > 0) writes.push(run(tx, "note_unmapped", columns(notes)));
     await Promise.all(writes);
+    if (dimensions.length > 0) await noteDimensions(tx, sender.orgId, dimensions);
     return { value: summary, lastSeq: Math.max(plan.lastSeq, pointSeqs.at(-1) ?? 0) };
   }
 
@@ -263,4 +268,26 @@ function readIf<T>(
   if (keys && keys.length === 0) return Promise.resolve([]);
   const values = params.map((param) => Array.isArray(param) ? param.map(pgValue) : pgValue(param));
   return run<T>(tx, name, values);
+}
+
+/**
+ * Keeps each session's dimensions within their bounds, as the SQLite writer
+ * does (docs/api.md §4.22): values admitted to their key's catalogue first,
+ * then the sessions' values that were, then the others counted as dropped.
+ */
+async function noteDimensions(
+  tx: TransactionSql,
+  orgId: string,
+  dimensions: readonly SessionDimension[],
+): Promise<void> {
+  const keys = dimensions.map((dimension) => dimension.key);
+  const values = dimensions.map((dimension) => dimension.value);
+  await run(tx, "admit_dimension_value", [orgId, keys, values, DIMENSION_LIMITS.valuesPerKey]);
+  await run(tx, "note_session_dimension", [
+    orgId,
+    dimensions.map((dimension) => dimension.sessionId),
+    keys,
+    values,
+  ]);
+  await run(tx, "count_dropped_dimension", [orgId, keys, values]);
 }

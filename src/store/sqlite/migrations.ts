@@ -39,6 +39,9 @@ import telemetryEstimatedCost from "../../../sql/sqlite/telemetry_0012_estimated
 import telemetryNarrowCallIndexes from "../../../sql/sqlite/telemetry_0011_narrow_call_indexes.sql" with {
   type: "text",
 };
+import telemetrySessionDimensions from "../../../sql/sqlite/telemetry_0013_session_dimensions.sql" with {
+  type: "text",
+};
 import type { Migration } from "../migration.ts";
 
 /** Migrations of `keys.db`. */
@@ -67,4 +70,5 @@ export const telemetryMigrations: readonly Migration[] = [
     rebuilds: { table: "tool_calls", rowsPerSecond: 50_000 },
   },
   { version: 12, name: "estimated cost", sql: telemetryEstimatedCost },
+  { version: 13, name: "session dimensions", sql: telemetrySessionDimensions },
 ];

@@ -81,6 +81,7 @@ export class Retention {
       "run",
       now - this.#options.retentionDays * DAY_MS,
     );
+    this.#statements.run("delete_unused_dimension_values", "run");
     if (total.toolCalls + total.modelCalls + metricPoints > 0) {
       await this.#vacuum();
       this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -177,6 +178,7 @@ export class Retention {
         };
         if (Number(dropped.changes) > 0) {
           this.#statements.run("delete_session_decisions", "run", org, session);
+          this.#statements.run("delete_session_dimensions", "run", org, session);
         }
       }
       this.#statements.run("write_seq", "run", seq);

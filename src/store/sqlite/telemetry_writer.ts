@@ -10,6 +10,8 @@ import ingestSql from "../../../sql/sqlite/ingest.sql" with { type: "text" };
 import type { MetricSample } from "../../model/metrics.ts";
 import type { UnmappedRecords } from "../../model/unmapped.ts";
 import type { TelemetryEvent } from "../../model/telemetry.ts";
+import { DIMENSION_LIMITS } from "../../config.ts";
+import type { SessionDimension } from "../../model/dimensions.ts";
 import type { CallFindings } from "../call_detection.ts";
 import { domainHitRows, riskFlagRows } from "../detection_rows.ts";
 import { emptyIngestSummary, ingestEvents, type IngestStore } from "../ingest_batch.ts";
@@ -44,6 +46,8 @@ export interface ExportToStore {
   points?: readonly MetricSample[];
   /** What the export sent that stored nothing (`unmapped_events`). */
   unmapped?: readonly UnmappedRecords[];
+  /** Its sessions' dimensions (`session_dimensions`, docs/api.md §4.22). */
+  dimensions?: readonly SessionDimension[];
   /** Computed ahead, off this thread (`row_ids.ts`, `call_detection.ts`); else computed here. */
   prepared?: PreparedEvents;
 }
@@ -101,13 +105,22 @@ export class TelemetryWriter {
     points: readonly MetricSample[] = [],
     prepared?: PreparedEvents,
     unmapped: readonly UnmappedRecords[] = [],
+    dimensions: readonly SessionDimension[] = [],
   ): IngestSummary {
     if (events.length === 0 && points.length === 0 && unmapped.length === 0) {
       return emptyIngestSummary();
     }
     return tx(
       this.#db,
-      () => this.#ingestIn({ sender, events, points, unmapped, ...(prepared ? { prepared } : {}) }),
+      () =>
+        this.#ingestIn({
+          sender,
+          events,
+          points,
+          unmapped,
+          dimensions,
+          ...(prepared ? { prepared } : {}),
+        }),
     );
   }
 
@@ -144,11 +157,12 @@ export class TelemetryWriter {
   }
 
   #ingestIn(
-    { sender, events, points = [], unmapped = [], prepared }: ExportToStore,
+    { sender, events, points = [], unmapped = [], dimensions = [], prepared }: ExportToStore,
   ): IngestSummary {
     for (const row of unmappedRows(sender, unmapped, Date.now())) {
       this.#statements.run("note_unmapped", "run", ...row);
     }
+    this.#noteDimensions(sender.orgId, dimensions);
     this.#seq = this.currentSeq();
     const summary = prepared
       ? ingestEvents(this.#store, sender, events, this.#options, prepared.ids, prepared.findings)
@@ -159,6 +173,29 @@ export class TelemetryWriter {
     }
     this.#statements.run("write_seq", "run", this.#seq);
     return summary;
+  }
+
+  /**
+   * Keeps each session's dimensions: a value its key already has in the
+   * organization, or a new one while the key has fewer than
+   * `DIMENSION_LIMITS.valuesPerKey`; any other value (or one over the length
+   * limit, null here) is dropped and counted per key.
+   */
+  #noteDimensions(orgId: string, dimensions: readonly SessionDimension[]): void {
+    for (const { sessionId, key, value } of dimensions) {
+      if (value !== null) {
+        this.#statements.run(
+          "admit_dimension_value",
+          "run",
+          orgId,
+          key,
+          value,
+          DIMENSION_LIMITS.valuesPerKey,
+        );
+        this.#statements.run("note_session_dimension", "run", orgId, sessionId, key, value);
+      }
+      this.#statements.run("count_dropped_dimension", "run", orgId, key, value);
+    }
   }
 
   /**

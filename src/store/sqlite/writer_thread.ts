@@ -8,6 +8,7 @@ import { NamedError } from "../../errors.ts";
 import type { MetricSample } from "../../model/metrics.ts";
 import type { UnmappedRecords } from "../../model/unmapped.ts";
 import type { TelemetryEvent } from "../../model/telemetry.ts";
+import type { SessionDimension } from "../../model/dimensions.ts";
 import { log } from "../../log.ts";
 import { sqliteUnavailable } from "./database.ts";
 import { WriteOutage } from "../write_outage.ts";
@@ -79,6 +80,7 @@ export class WriterThread implements TelemetryWriterApi {
     events: TelemetryEvent[],
     points: readonly MetricSample[] = [],
     unmapped: readonly UnmappedRecords[] = [],
+    dimensions: readonly SessionDimension[] = [],
   ): Promise<IngestSummary> {
     let prepared: PreparedEvents;
     try {
@@ -90,7 +92,15 @@ export class WriterThread implements TelemetryWriterApi {
       return Promise.reject(error);
     }
     return this.#outage.track(
-      this.#call({ op: "ingest", sender, events, points, unmapped, prepared }) as Promise<
+      this.#call({
+        op: "ingest",
+        sender,
+        events,
+        points,
+        unmapped,
+        dimensions,
+        prepared,
+      }) as Promise<
         IngestSummary
       >,
     );

@@ -11,6 +11,7 @@
 import type { MetricSample } from "../../model/metrics.ts";
 import type { UnmappedRecords } from "../../model/unmapped.ts";
 import type { TelemetryEvent } from "../../model/telemetry.ts";
+import type { SessionDimension } from "../../model/dimensions.ts";
 import { Retention } from "./retention.ts";
 import { openDatabase } from "./database.ts";
 import { MEMORY_BUDGET } from "../../memory_budget.ts";
@@ -34,6 +35,7 @@ export type WriterRequest =
     events: TelemetryEvent[];
     points: readonly MetricSample[];
     unmapped: readonly UnmappedRecords[];
+    dimensions: readonly SessionDimension[];
     prepared: PreparedEvents;
   }
   | { id: number; op: "probe"; write?: false }
@@ -109,6 +111,7 @@ async function handle(request: WriterRequest): Promise<unknown> {
         request.points,
         request.prepared,
         request.unmapped,
+        request.dimensions,
       );
       committed();
       return summary;
