@@ -20,11 +20,12 @@ import {
   type WindowName,
 } from "../analytics/mod.ts";
 import { type Clock, systemClock } from "../time.ts";
-import { jsonResponse } from "../http/responses.ts";
+import { invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiRoute } from "./context.ts";
 import {
   actorFilterParams,
   actorFiltersOf,
+  DIM_PREFIX,
   firstValues,
   parseParams,
   parseQuery,
@@ -81,6 +82,13 @@ const insightQuery = insightParams
 export function parseInsightParams(
   search: URLSearchParams,
 ): { window: WindowName; granularity: Granularity } {
+  // Dimension filters (docs/api.md §4.22) apply to lists and exports only: an insight that
+  // ignored one would answer for the whole organization as if it were the slice asked for.
+  for (const name of search.keys()) {
+    if (name.startsWith(DIM_PREFIX) || name === "repository") {
+      throw invalidRequest(`${name}: dimension filters are not supported on insights yet`);
+    }
+  }
   return parseParams(insightQuery, firstValues(search));
 }
 
