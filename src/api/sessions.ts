@@ -21,6 +21,7 @@ import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
 import { readDimensions } from "./dimensions.ts";
+import { facetsHandler } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import {
@@ -102,18 +103,11 @@ export function sessionFiltersOf(
   };
 }
 
-const sessionFacets: ApiHandler = async ({ orgId, services }) => {
-  const [domains, agents, repositories] = await services.reader.read([
-    services.reader.queries.facet(orgId, "domains"),
-    services.reader.queries.facet(orgId, "agents"),
-    services.reader.queries.facet(orgId, "repositories"),
-  ]);
-  return jsonResponse({
-    domains: values(domains!),
-    agents: values(agents!),
-    repositories: values(repositories!),
-  });
-};
+const sessionFacets = facetsHandler({
+  domains: "domains",
+  agents: "agents",
+  repositories: "repositories",
+});
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
   const [session, calls, flags, domains, children, modelCalls] = await services.reader.read(
@@ -141,11 +135,6 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
 /** The session ids of session rows. */
 export function sessionIdsOf(rows: readonly Row[]): string[] {
   return rows.map((row) => String(row.session_id));
-}
-
-/** Facet rows to their values. */
-export function values(rows: unknown[]): string[] {
-  return (rows as { value: string }[]).map((row) => row.value);
 }
 
 /** Routes of this module. */

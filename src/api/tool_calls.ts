@@ -19,10 +19,10 @@ import {
   timeParam,
 } from "./params.ts";
 import { readDimensions } from "./dimensions.ts";
+import { facetsHandler } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
-import { values } from "./sessions.ts";
 import type { CallFilters } from "../store/telemetry_queries.ts";
 
 type Row = Record<string, unknown>;
@@ -112,18 +112,11 @@ const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
   toObject: toolCallObject,
 };
 
-const toolCallFacets: ApiHandler = async ({ orgId, services }) => {
-  const [names, types, categories] = await services.reader.read([
-    services.reader.queries.facet(orgId, "tool_names"),
-    services.reader.queries.facet(orgId, "tool_types"),
-    services.reader.queries.facet(orgId, "categories"),
-  ]);
-  return jsonResponse({
-    tool_names: values(names!),
-    tool_types: values(types!),
-    categories: values(categories!),
-  });
-};
+const toolCallFacets = facetsHandler({
+  tool_names: "tool_names",
+  tool_types: "tool_types",
+  categories: "categories",
+});
 
 const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   const [rows] = await services.reader.read([
