@@ -146,6 +146,9 @@ engineTest("Codex events map with call ids, outputs and denied decisions", async
     input_tokens: 2342,
     output_tokens: 512,
     cost_usd: 0,
+    // gpt-5-codex at $1.25 / $10 / $0.125 per million input / output / cache-read tokens.
+    // 2342 × 1.25e-6 + 512 × 10e-6 + 16000 × 0.125e-6, rounded as every USD figure.
+    estimated_cost_usd: 0.0100475,
     call_count: 1,
   }], "the provider comes from codex.conversation_starts; input excludes cached tokens");
   assert.equal(cost.summary.cache_read_tokens, 16000);
