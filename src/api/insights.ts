@@ -4,6 +4,8 @@
  * that run an insight on the analytics replica (`src/analytics/`): the
  * spec's six, and `productivity` (issue #18), which also takes the `actor`
  * and `team` filters of docs/api.md §4.2.1 and names each breakdown row's actor.
+ * Every one takes the dimension filters of docs/api.md §4.22 (`dim.<key>`,
+ * `repository`): the store says which sessions match, the replica counts only theirs.
  *
  * @module
  */
