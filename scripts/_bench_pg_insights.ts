@@ -87,7 +87,8 @@ function positional(statement: InsightStatement): { text: string; params: PgPara
   const text = statement.sql.replace(/\$([A-Za-z_]\w*)/g, (_, name: string) => {
     let n = numbers.get(name);
     if (n === undefined) {
-      params.push(statement.params[name]!);
+      // The baselines run unfiltered: no list parameter (the dimension filters' sessions).
+      params.push(statement.params[name] as PgParam);
       n = params.length;
       numbers.set(name, n);
     }

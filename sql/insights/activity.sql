@@ -4,13 +4,16 @@
 -- ts - ((ts + $offset) mod $width): UTC days, or weeks from Sunday 00:00 UTC.
 -- Rejected calls count as calls, never as errors.
 
+-- /*sessions*/ marks where the dimension filters (docs/api.md §4.22) narrow a
+-- read to their sessions (src/analytics/insights.ts splices it; unfiltered: nothing).
+
 -- name: summary
 SELECT
   count(*) AS total_calls,
   count(*) FILTER (WHERE outcome = 'error') AS error_count,
   count(DISTINCT session_id) AS session_count
 FROM tool_calls
-WHERE org_id = $org AND ts >= $start AND ts < $end;
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/;
 
 -- name: series
 SELECT
@@ -18,6 +21,6 @@ SELECT
   count(*) AS calls,
   count(*) FILTER (WHERE outcome = 'error') AS errors
 FROM tool_calls
-WHERE org_id = $org AND ts >= $start AND ts < $end
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY bucket
 ORDER BY bucket;

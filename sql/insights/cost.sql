@@ -5,6 +5,9 @@
 the calls that reported none (docs/design.md §9), never part of cost_usd.
 The breakdown leaves out model calls without a model.
 
+-- /*sessions*/ marks where the dimension filters (docs/api.md §4.22) narrow a
+-- read to their sessions (src/analytics/insights.ts splices it; unfiltered: nothing).
+
 -- name: summary
 SELECT
   coalesce(sum(input_tokens), 0) AS input_tokens,
@@ -16,7 +19,7 @@ SELECT
   coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd,
   count(*) AS call_count
 FROM model_calls
-WHERE org_id = $org AND ts >= $start AND ts < $end;
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/;
 
 -- name: series
 SELECT
@@ -26,7 +29,7 @@ SELECT
   coalesce(sum(cost_usd), 0) AS cost_usd,
   coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd
 FROM model_calls
-WHERE org_id = $org AND ts >= $start AND ts < $end
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY bucket
 ORDER BY bucket;
 
@@ -40,7 +43,7 @@ SELECT
   coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd,
   count(*) AS call_count
 FROM model_calls
-WHERE org_id = $org AND ts >= $start AND ts < $end AND model <> ''
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/ AND model <> ''
 GROUP BY provider_name, model
 ORDER BY sum(input_tokens) + sum(output_tokens) DESC, provider_name, model
 LIMIT 50;

@@ -2,13 +2,16 @@
 -- PostgreSQL run it as is: the benchmark's baselines): one hit per
 -- (tool call, domain, scheme), timed by its tool call.
 
+-- /*sessions*/ marks where the dimension filters (docs/api.md §4.22) narrow a
+-- read to their sessions (src/analytics/insights.ts splices it; unfiltered: nothing).
+
 -- name: summary
 SELECT
   count(*) AS total_hits,
   count(DISTINCT domain) AS unique_domains,
   count(DISTINCT session_id) AS sessions
 FROM domain_hits
-WHERE org_id = $org AND ts >= $start AND ts < $end;
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/;
 
 -- name: series
 SELECT
@@ -16,7 +19,7 @@ SELECT
   count(*) AS hits,
   count(DISTINCT domain) AS unique_domains
 FROM domain_hits
-WHERE org_id = $org AND ts >= $start AND ts < $end
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY bucket
 ORDER BY bucket;
 
@@ -27,7 +30,7 @@ SELECT
   count(*) AS hits,
   count(DISTINCT session_id) AS sessions
 FROM domain_hits
-WHERE org_id = $org AND ts >= $start AND ts < $end
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY domain, scheme
 ORDER BY hits DESC, domain, scheme
 LIMIT 50;

@@ -2,11 +2,14 @@
 -- call count in the window is strictly above the continuous 95th percentile
 -- of all sessions' counts in the window. No sessions: p95 is 0.
 
+-- /*sessions*/ marks where the dimension filters (docs/api.md §4.22) narrow a
+-- read to their sessions (src/analytics/insights.ts splices it; unfiltered: nothing).
+
 -- name: summary
 WITH counts AS (
   SELECT session_id, count(*) AS call_count
   FROM tool_calls
-  WHERE org_id = $org AND ts >= $start AND ts < $end
+  WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
   GROUP BY session_id
 ),
 threshold AS (
@@ -24,7 +27,7 @@ FROM threshold;
 WITH calls AS NOT MATERIALIZED (
   SELECT session_id, id, ts, outcome, agent_system, model
   FROM tool_calls
-  WHERE org_id = $org AND ts >= $start AND ts < $end
+  WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 ),
 counts AS (
   SELECT session_id, count(*) AS call_count FROM calls GROUP BY session_id

@@ -19,6 +19,9 @@
 -- - Sessions: distinct session ids with a metric point, tool call or model
 --   call in the window.
 
+-- /*sessions*/ marks where the dimension filters (docs/api.md §4.22) narrow a
+-- read to their sessions (src/analytics/insights.ts splices it; unfiltered: nothing).
+
 -- name: facts
 WITH points AS (
   SELECT
@@ -33,7 +36,7 @@ WITH points AS (
     SELECT *,
       LAG(value) OVER (PARTITION BY actor_id, series_id, start_time_ns ORDER BY time_ns) AS previous
     FROM metric_points
-    WHERE org_id = $org AND ts < $end
+    WHERE org_id = $org AND ts < $end /*sessions*/
       AND ($actor = '' OR actor_id = $actor)
       AND ($team = '' OR list_contains(string_split($team, ','), actor_id))
   )
@@ -56,7 +59,7 @@ calls AS (
     sum(lines_removed) AS lines_removed,
     count(lines_added) > 0 AS has_lines
   FROM tool_calls
-  WHERE org_id = $org AND ts >= $start AND ts < $end
+  WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
     AND ($actor = '' OR actor_id = $actor)
     AND ($team = '' OR list_contains(string_split($team, ','), actor_id))
   GROUP BY actor_id, agent_system, session_id, bucket
@@ -68,7 +71,7 @@ model AS (
     sum(cost_usd) AS cost,
     sum(estimated_cost_usd) AS estimate
   FROM model_calls
-  WHERE org_id = $org AND ts >= $start AND ts < $end
+  WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
     AND ($actor = '' OR actor_id = $actor)
     AND ($team = '' OR list_contains(string_split($team, ','), actor_id))
   GROUP BY actor_id, agent_system, session_id, bucket

@@ -2,13 +2,16 @@
 -- PostgreSQL run it as is: the benchmark's baselines). A flag's time is
 -- its tool call's time.
 
+-- /*sessions*/ marks where the dimension filters (docs/api.md §4.22) narrow a
+-- read to their sessions (src/analytics/insights.ts splices it; unfiltered: nothing).
+
 -- name: summary
 SELECT
   count(*) AS total_flags,
   count(DISTINCT session_id) AS sessions_flagged,
   count(DISTINCT flag) AS distinct_flag_kinds
 FROM risk_flags
-WHERE org_id = $org AND ts >= $start AND ts < $end;
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/;
 
 -- name: series
 SELECT
@@ -16,7 +19,7 @@ SELECT
   flag,
   count(*) AS flags
 FROM risk_flags
-WHERE org_id = $org AND ts >= $start AND ts < $end
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY bucket, flag
 ORDER BY bucket, flag;
 
@@ -27,7 +30,7 @@ SELECT
   count(DISTINCT session_id) AS sessions,
   count(DISTINCT tool_name) AS tools
 FROM risk_flags
-WHERE org_id = $org AND ts >= $start AND ts < $end
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY flag
 ORDER BY flags DESC, flag
 LIMIT 50;

@@ -20,6 +20,7 @@ import {
   type InsightName,
   insightQuery,
   type InsightRequest,
+  type InsightStatement,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 import { REPLICA_TABLES } from "./replica_source.ts";
@@ -197,9 +198,7 @@ export class CachedInsights {
         stop();
       }
     }
-    const key = `${InsightCache.key(name, orgId, window)}\u0000${filters.actor ?? ""}\u0000${
-      (filters.team ?? []).join(",")
-    }`;
+    const key = cacheKey(request);
     const version = this.#reader.version;
     const takenAt = this.#reader.takenAt ?? -Infinity;
     const cached = this.#cache.get(key, version, window, floor);
@@ -326,8 +325,23 @@ function earliest(a: number | null, b: unknown): number | null {
   return a === null ? Number(b) : Math.min(a, Number(b));
 }
 
+/**
+ * What a cached answer is keyed on: the insight, organization and window, and
+ * every filter, the dimension filters with how many sessions they selected
+ * (a session that gained the dimension since is a new answer).
+ */
+function cacheKey({ name, orgId, window, filters = {} }: InsightRequest): string {
+  return JSON.stringify([
+    InsightCache.key(name, orgId, window),
+    filters.actor ?? "",
+    filters.team ?? [],
+    filters.dims ?? [],
+    filters.sessions?.length ?? null,
+  ]);
+}
+
 /** Integers bind as BIGINT, so `ts` comparisons stay integer comparisons. */
-function duckdbParams(params: Record<string, string | number>): ReplicaStatement["params"] {
+function duckdbParams(params: InsightStatement["params"]): ReplicaStatement["params"] {
   const out: ReplicaStatement["params"] = {};
   for (const [name, value] of Object.entries(params)) {
     out[name] = typeof value === "number" ? BigInt(value) : value;

@@ -99,7 +99,23 @@ export interface InsightFilters {
   actor?: string;
   /** Actor ids, sorted, without duplicates (`teamParam`). */
   team?: readonly string[];
+  /**
+   * The `dim.<key>=<value>` filters (docs/api.md §4.22), sorted `[key, value]`
+   * pairs (`dimParams`): what the cache keys a narrowed answer on.
+   */
+  dims?: readonly (readonly [string, string])[];
+  /**
+   * The sessions `dims` select, read from the store at the request: given,
+   * every insight counts only their rows (empty: nothing).
+   */
+  sessions?: readonly string[];
 }
+
+/** Where a statement's reads take {@link InsightFilters.sessions} (`sql/insights/*.sql`). */
+const SESSIONS_MARKER = "/*sessions*/";
+
+/** The predicate {@link SESSIONS_MARKER} becomes when the sessions are given. */
+const SESSIONS_PREDICATE = "AND session_id IN (SELECT unnest($sessions))";
 
 /** An insight response body (docs/api.md §2.11). */
 export interface InsightBody {
@@ -265,7 +281,8 @@ function withPrelude(sql: Record<string, string>, prelude: string): Record<strin
 export interface InsightStatement {
   section: "summary" | "series" | "breakdown" | "rollup" | "decisions";
   sql: string;
-  params: Record<string, string | number>;
+  /** A list is the dimension filters' sessions (bound as `VARCHAR[]`). */
+  params: Record<string, string | number | readonly string[]>;
 }
 
 /** The statements of one insight for one organization and window, in section order. */
@@ -277,7 +294,7 @@ function insightStatements(
   filters: InsightFilters = {},
 ): InsightStatement[] {
   const { width, offset } = bucketParams(window.granularity);
-  const values: Record<string, string | number> = {
+  const values: Record<string, string | number | readonly string[]> = {
     org: orgId,
     start: window.start,
     end: window.end,
@@ -286,6 +303,7 @@ function insightStatements(
     // Team ids never hold a comma (the parameter is split on commas).
     actor: filters.actor ?? "",
     team: (filters.team ?? []).join(","),
+    sessions: filters.sessions ?? [],
   };
   const sections: InsightStatement["section"][] = definition.rollup !== undefined
     ? ["rollup"]
@@ -293,9 +311,9 @@ function insightStatements(
       .filter((section) => section === "summary" || definition[section] !== null);
   if (definition.nested !== undefined) sections.push(definition.nested.section);
   return sections.map((section) => {
-    const text = sql[section];
+    const text = narrowed(sql[section], filters.sessions);
     if (text === undefined) throw new Error(`Missing SQL for ${definition.name}: "${section}"`);
-    const params: Record<string, string | number> = {};
+    const params: InsightStatement["params"] = {};
     for (const [, name] of text.matchAll(/\$(\w+)/g)) {
       const value = values[name!];
       if (value === undefined) throw new Error(`Unknown SQL parameter: "$${name}"`);
@@ -303,6 +321,19 @@ function insightStatements(
     }
     return { section, sql: text, params };
   });
+}
+
+/**
+ * `text` with its {@link SESSIONS_MARKER}s narrowed to `sessions`, or
+ * removed without them. A statement that cannot be narrowed fails rather
+ * than answer for every session.
+ */
+function narrowed(text: string | undefined, sessions: readonly string[] | undefined) {
+  if (text === undefined || sessions === undefined) return text;
+  if (!text.includes(SESSIONS_MARKER)) {
+    throw new Error(`Insight SQL without ${SESSIONS_MARKER}: ${text.slice(0, 80)}`);
+  }
+  return text.replaceAll(SESSIONS_MARKER, SESSIONS_PREDICATE);
 }
 
 /** One insight's statements for one request, and the body their rows make. */

@@ -11,6 +11,9 @@ import {
   type DuckDBInstance,
   type DuckDBPreparedStatement,
   type DuckDBType,
+  type DuckDBValue,
+  LIST,
+  listValue,
   VARCHAR,
 } from "@duckdb/node-api";
 import { QueryTimeoutError } from "../errors.ts";
@@ -22,7 +25,8 @@ export type ReplicaRow = Record<string, unknown>;
 /** One read statement against the replica, with named (`$name`) parameters. */
 export interface ReplicaStatement {
   sql: string;
-  params: Record<string, string | bigint>;
+  /** A list binds as `VARCHAR[]` (the dimension filters' sessions). */
+  params: Record<string, string | bigint | readonly string[]>;
 }
 
 /**
@@ -87,7 +91,7 @@ export class ReadPool {
       for (const statement of statements) {
         check();
         const prepared = await this.#prepare(pooled, statement.sql);
-        prepared.bind(statement.params, bindTypes(statement.params));
+        prepared.bind(bindValues(statement.params), bindTypes(statement.params));
         const reader = await prepared.runAndReadAll();
         check();
         results.push(reader.getRowObjectsJS().map(plainRow));
@@ -207,9 +211,24 @@ function closeConnection(pooled: PooledConnection): void {
 function bindTypes(params: ReplicaStatement["params"]): Record<string, DuckDBType> {
   const types: Record<string, DuckDBType> = {};
   for (const [name, value] of Object.entries(params)) {
-    types[name] = typeof value === "string" ? VARCHAR : BIGINT;
+    types[name] = typeof value === "string"
+      ? VARCHAR
+      : typeof value === "bigint"
+      ? BIGINT
+      : LIST(VARCHAR);
   }
   return types;
+}
+
+/** The values to bind: a list as a DuckDB list value. */
+function bindValues(params: ReplicaStatement["params"]): Record<string, DuckDBValue> {
+  const values: Record<string, DuckDBValue> = {};
+  for (const [name, value] of Object.entries(params)) {
+    values[name] = typeof value === "string" || typeof value === "bigint"
+      ? value
+      : listValue(value);
+  }
+  return values;
 }
 
 /** A DuckDB row with BIGINT/HUGEINT values as numbers (JSON-ready). */

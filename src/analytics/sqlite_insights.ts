@@ -24,6 +24,7 @@ import {
   type InsightName,
   insightQuery,
   INSIGHTS,
+  type InsightStatement,
 } from "./insights.ts";
 import type { ReplicaRow } from "./replica.ts";
 import type { InsightWindow, WindowName } from "./window.ts";
@@ -76,6 +77,8 @@ export function routedToSqlite(
   filters: InsightFilters = {},
 ): boolean {
   if (filters.actor !== undefined || filters.team !== undefined) return false;
+  // The dimension filters' sessions narrow the replica's statements only.
+  if (filters.sessions !== undefined) return false;
   return SQLITE_ROUTES[name]?.includes(window.window) ?? false;
 }
 
@@ -138,13 +141,15 @@ export function sqliteInsightAnswer(
  * A statement with `$name` parameters as the reader threads take it:
  * numbered `?N` parameters bound by position.
  */
-function positional(sql: string, params: Readonly<Record<string, string | number>>): ReadStatement {
+function positional(sql: string, params: InsightStatement["params"]): ReadStatement {
   const names: string[] = [];
   const text = sql.replace(/\$(\w+)/g, (_, name: string) => {
     if (!(name in params)) throw new Error(`Unknown SQL parameter: "$${name}"`);
+    // The dimension filters' sessions: never routed here (routedToSqlite).
+    if (typeof params[name] === "object") throw new Error(`List parameter on SQLite: "$${name}"`);
     let index = names.indexOf(name);
     if (index < 0) index = names.push(name) - 1;
     return `?${index + 1}`;
   });
-  return { sql: text, params: names.map((name) => params[name]!) };
+  return { sql: text, params: names.map((name) => params[name] as string | number) };
 }

@@ -34,6 +34,16 @@ export async function readDimensions(
   return dims;
 }
 
+/** The sessions with every dimension of `dims` (not empty), sorted: what narrows an insight. */
+export async function dimensionSessions(
+  reader: TelemetryReader,
+  orgId: string,
+  dims: readonly (readonly [string, string])[],
+): Promise<string[]> {
+  const [rows] = await reader.read([reader.queries.dimensionSessions(orgId, dims)]);
+  return (rows as Row[]).map((row) => String(row.session_id));
+}
+
 /** The dimensions a page's SQL aggregated per row (`dimensions`, a JSON object as text). */
 export function rowDimensions(rows: readonly Row[]): DimensionMap {
   const dims = new Map<string, Record<string, string>>();

@@ -4,6 +4,8 @@
  * that run an insight on the analytics replica (`src/analytics/`): the
  * spec's six, and `productivity` (issue #18), which also takes the `actor`
  * and `team` filters of docs/api.md §4.2.1 and names each breakdown row's actor.
+ * Every one takes the dimension filters of docs/api.md §4.22 (`dim.<key>`,
+ * `repository`): the store says which sessions match, the replica counts only theirs.
  *
  * @module
  */
@@ -13,6 +15,7 @@ import {
   type AnyInsightName,
   GRANULARITIES,
   type Granularity,
+  type InsightFilters,
   INSIGHTS,
   insightWindow,
   isWindowName,
@@ -20,16 +23,20 @@ import {
   type WindowName,
 } from "../analytics/mod.ts";
 import { type Clock, systemClock } from "../time.ts";
-import { invalidRequest, jsonResponse } from "../http/responses.ts";
+import { jsonResponse } from "../http/responses.ts";
+import type { TelemetryReader } from "../store/stores.ts";
 import type { ApiRoute } from "./context.ts";
 import {
   actorFilterParams,
   actorFiltersOf,
-  DIM_PREFIX,
+  dimFilters,
+  dimQueryParam,
   firstValues,
   parseParams,
   parseQuery,
+  repositoryParam,
 } from "./params.ts";
+import { dimensionSessions } from "./dimensions.ts";
 import { INSIGHT_BODIES } from "./schemas.ts";
 
 const windowParam = z.string().optional().transform((raw, ctx): WindowName => {
@@ -82,17 +89,27 @@ const insightQuery = insightParams
 export function parseInsightParams(
   search: URLSearchParams,
 ): { window: WindowName; granularity: Granularity } {
-  // Dimension filters (docs/api.md §4.22) apply to lists and exports only: an insight that
-  // ignored one would answer for the whole organization as if it were the slice asked for.
-  for (const name of search.keys()) {
-    if (name.startsWith(DIM_PREFIX) || name === "repository") {
-      throw invalidRequest(`${name}: dimension filters are not supported on insights yet`);
-    }
-  }
   return parseParams(insightQuery, firstValues(search));
 }
 
 const filterQuery = z.object(actorFilterParams);
+
+/** The dimension filters every insight takes (docs/api.md §4.22). */
+const dimQuery = z.object({ repository: repositoryParam, "dim.<key>": dimQueryParam });
+
+/**
+ * The dimension filters of a request and the sessions they select in the
+ * store, read when the request arrives; `{}` without any.
+ */
+async function dimensionFilters(
+  url: URL,
+  reader: TelemetryReader,
+  orgId: string,
+): Promise<InsightFilters> {
+  const { dims } = dimFilters(url.searchParams, parseQuery(dimQuery, url).repository);
+  if (dims === undefined) return {};
+  return { dims, sessions: await dimensionSessions(reader, orgId, dims) };
+}
 
 /** What each insight's route returns, in one line. */
 const INSIGHT_SUMMARIES: Record<AnyInsightName, string> = {
@@ -122,18 +139,21 @@ export function insightRoutes(
     description:
       "Answered by the analytics replica, which catches up with everything acknowledged before the request (under continuous ingest, within 5 s). A window without data has zero summaries and `series`/`breakdown` `[]` where the insight has them.",
     query: actorFilters
-      ? z.object({ ...insightParams.shape, ...filterQuery.shape })
-      : insightParams,
+      ? z.object({ ...insightParams.shape, ...filterQuery.shape, ...dimQuery.shape })
+      : z.object({ ...insightParams.shape, ...dimQuery.shape }),
     response: INSIGHT_BODIES[name],
     errors: ["invalid_request", "overloaded", "insights_unavailable"],
     handler: async ({ url, orgId, services }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
-      const filters = actorFilters ? actorFiltersOf(parseQuery(filterQuery, url), url) : undefined;
+      const filters: InsightFilters = {
+        ...(actorFilters ? actorFiltersOf(parseQuery(filterQuery, url), url) : {}),
+        ...await dimensionFilters(url, services.reader, orgId),
+      };
       const body = await analytics.cachedInsight(
         name,
         orgId,
         insightWindow(window, granularity, clock()),
-        ...(filters === undefined ? [] : [filters]),
+        filters,
       );
       if (!actorFilters) return jsonResponse(body);
       const rows = body.breakdown ?? [];

@@ -42,6 +42,11 @@ export interface TelemetryQueries {
   unmappedEvents(orgId: string, actorId: string): ReadStatement;
   /** The dimensions of these sessions: rows of `session_id`, `key`, `value` (docs/api.md §4.22). */
   sessionDimensions(orgId: string, sessionIds: readonly string[]): ReadStatement;
+  /**
+   * The sessions with every dimension of `dims` (rows of `session_id`, sorted),
+   * what narrows an insight (docs/api.md §4.22); `dims` is not empty.
+   */
+  dimensionSessions(orgId: string, dims: readonly (readonly [string, string])[]): ReadStatement;
   /** Every dimension key's values (`key`, `value`), then what each key dropped (`key`, `dropped`). */
   dimensions(orgId: string): ReadStatement[];
   /** The organization's actors that sent telemetry, and the fleet's view of some of them. */
@@ -109,6 +114,13 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
       ),
       params: [orgId, ...sessionIds],
     }),
+    dimensionSessions: (orgId, [first, ...rest]) => {
+      const more = dimPredicates(orgId, rest, "session_id");
+      return {
+        sql: `${DIM_SESSIONS} ${more.sql} ORDER BY session_id`,
+        params: [orgId, ...first!, ...more.params],
+      };
+    },
     dimensions: (orgId) =>
       ["dimension_values", "dimension_drops"].map((name) => ({
         sql: named(name),
@@ -149,7 +161,7 @@ const DIM_SESSIONS =
 /** The predicates of `dim.<key>=<value>` filters on a row whose session is `column`. */
 function dimPredicates(
   orgId: string,
-  dims: readonly [string, string][] | undefined,
+  dims: readonly (readonly [string, string])[] | undefined,
   column: string,
 ): { sql: string; params: Param[] } {
   const parts: string[] = [];
