@@ -152,15 +152,7 @@ export async function mixedLoad(options: MixedOptions): Promise<MixedResult> {
         const t0 = performance.now();
         try {
           const response = post
-            ? await fetch(`${options.ingestUrl}${post.path}`, {
-              client,
-              method: "POST",
-              headers: {
-                authorization: `Bearer ${post.ingestKey}`,
-                "content-type": post.contentType,
-              },
-              body: post.body as Uint8Array<ArrayBuffer>,
-            })
+            ? await sendExport(options.ingestUrl, post, client)
             : await fetch(`${options.queryUrl}${get!.path}`, {
               client,
               headers: { authorization: `Bearer ${options.apiKey}` },
@@ -200,6 +192,20 @@ export async function mixedLoad(options: MixedOptions): Promise<MixedResult> {
     },
     clientCpuMs,
   };
+}
+
+/** POSTs one generated export to the ingest listener (its answer's body not yet read). */
+export function sendExport(
+  ingestUrl: string,
+  post: ReturnType<MixedRequests["ingest"]>,
+  client?: Deno.HttpClient,
+): Promise<Response> {
+  return fetch(`${ingestUrl}${post.path}`, {
+    ...(client ? { client } : {}),
+    method: "POST",
+    headers: { authorization: `Bearer ${post.ingestKey}`, "content-type": post.contentType },
+    body: post.body as Uint8Array<ArrayBuffer>,
+  });
 }
 
 /** Client-side sockets established to each port now (loopback, IPv4 and IPv6). */

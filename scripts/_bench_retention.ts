@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { MixedRequests } from "./_bench_mixed.ts";
+import { type MixedRequests, sendExport } from "./_bench_mixed.ts";
 
 /** The server's log line at the end of a pass that deleted something. */
 export interface RetentionPassLine {
@@ -80,15 +80,7 @@ export async function ingestDuringRetention(options: {
         const post = options.ingest(Math.random);
         const t0 = performance.now();
         try {
-          const response = await fetch(`${options.ingestUrl}${post.path}`, {
-            client,
-            method: "POST",
-            headers: {
-              authorization: `Bearer ${post.ingestKey}`,
-              "content-type": post.contentType,
-            },
-            body: post.body as Uint8Array<ArrayBuffer>,
-          });
+          const response = await sendExport(options.ingestUrl, post, client);
           await response.arrayBuffer();
           if (response.ok) {
             answered.push({ end: Date.now(), ms: performance.now() - t0 });

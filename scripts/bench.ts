@@ -101,6 +101,7 @@ import {
   type MixedClass,
   mixedLoad,
   type MixedRequests,
+  sendExport,
 } from "./_bench_mixed.ts";
 import { ingestDuringRetention } from "./_bench_retention.ts";
 import { BenchServer, killAllServers, OtherLoad, type RssSample, tail } from "./_bench_server.ts";
@@ -852,14 +853,7 @@ async function postExport(
   server: BenchServer,
   request: ReturnType<MixedRequests["ingest"]>,
 ): Promise<void> {
-  const response = await fetch(`${server.ingestUrl}${request.path}`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${request.ingestKey}`,
-      "content-type": request.contentType,
-    },
-    body: request.body as Uint8Array<ArrayBuffer>,
-  });
+  const response = await sendExport(server.ingestUrl, request);
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`POST ${request.path}: ${response.status}`);
 }
