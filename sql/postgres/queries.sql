@@ -19,26 +19,33 @@ LIMIT ?;
 -- only the page's sessions' calls since then are read (filtered_sessions_page
 -- would group every call of the window first).
 -- name: recent_sessions_page
-SELECT s.session_id, s.actor_id, min(c.ts) AS first_seen, s.last_seen,
-  count(*) AS tool_call_count,
-  count(*) FILTER (WHERE c.outcome = 'error') AS error_count,
-  count(*) FILTER (WHERE c.outcome = 'ok') AS success_count,
-  s.agent_system, s.agent_version,
-  max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
-    THEN lpad(c.ts::text, 15, '0') || '|' || c.id || '|' || c.model END COLLATE "C") AS model_key,
-  s.cost_usd, s.parent_session_id
-FROM (
-  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd,
-    parent_session_id
+WITH page AS MATERIALIZED (
+  SELECT org_id, session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+    success_count, agent_system, agent_version, model, cost_usd, parent_session_id
   FROM sessions
   WHERE org_id = ? AND last_seen >= ? /*page*/
   ORDER BY last_seen DESC, session_id DESC
   LIMIT ?
-) AS s
+)
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version,
+  CASE WHEN model <> '' THEN lpad('0', 15, '0') || '||' || model END AS model_key,
+  cost_usd, parent_session_id
+FROM page
+WHERE first_seen >= ?
+UNION ALL
+SELECT s.session_id, s.actor_id, min(c.ts), s.last_seen, count(*),
+  count(*) FILTER (WHERE c.outcome = 'error'), count(*) FILTER (WHERE c.outcome = 'ok'),
+  s.agent_system, s.agent_version,
+  max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
+    THEN lpad(c.ts::text, 15, '0') || '|' || c.id || '|' || c.model END COLLATE "C"),
+  s.cost_usd, s.parent_session_id
+FROM page AS s
 JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
+WHERE s.first_seen < ?
 GROUP BY s.session_id, s.actor_id, s.last_seen, s.agent_system, s.agent_version, s.cost_usd,
   s.parent_session_id
-ORDER BY s.last_seen DESC, s.session_id DESC;
+ORDER BY last_seen DESC, session_id DESC;
 
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,

@@ -12,25 +12,37 @@ LIMIT ?;
 -- Sessions with calls since a time (`after` alone): a session's latest call
 -- is its last_seen, so the session index gives the order and the page, and
 -- only the page's sessions' calls since then are read (filtered_sessions_page
--- would group every call of the window first).
+-- would group every call of the window first). A session that began at or
+-- after the bound has every call in the window: its stored row is already
+-- the answer (the same as the unfiltered list's), so only the sessions that
+-- straddle the bound read their calls (at 1M calls a page of 50 read ~3,300
+-- calls, 6.7 ms, where most sessions of a recent page began inside it).
 -- name: recent_sessions_page
-SELECT s.session_id, s.actor_id, min(c.ts) AS first_seen, s.last_seen,
-  count(*) AS tool_call_count, sum(c.outcome = 'error') AS error_count,
-  sum(c.outcome = 'ok') AS success_count, s.agent_system, s.agent_version,
-  max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
-    THEN printf('%015d|%s|%s', c.ts, c.id, c.model) END) AS model_key,
-  s.cost_usd, s.parent_session_id
-FROM (
-  SELECT org_id, session_id, actor_id, last_seen, agent_system, agent_version, cost_usd,
-    parent_session_id
+WITH page AS MATERIALIZED (
+  SELECT org_id, session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+    success_count, agent_system, agent_version, model, cost_usd, parent_session_id
   FROM sessions
   WHERE org_id = ? AND last_seen >= ? /*page*/
   ORDER BY last_seen DESC, session_id DESC
   LIMIT ?
-) AS s
+)
+SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
+  success_count, agent_system, agent_version,
+  CASE WHEN model <> '' THEN printf('%015d||%s', 0, model) END AS model_key,
+  cost_usd, parent_session_id
+FROM page
+WHERE first_seen >= ?
+UNION ALL
+SELECT s.session_id, s.actor_id, min(c.ts), s.last_seen, count(*),
+  sum(c.outcome = 'error'), sum(c.outcome = 'ok'), s.agent_system, s.agent_version,
+  max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
+    THEN printf('%015d|%s|%s', c.ts, c.id, c.model) END),
+  s.cost_usd, s.parent_session_id
+FROM page AS s
 CROSS JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
+WHERE s.first_seen < ?
 GROUP BY s.session_id
-ORDER BY s.last_seen DESC, s.session_id DESC;
+ORDER BY last_seen DESC, session_id DESC;
 
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,

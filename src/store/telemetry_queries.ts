@@ -315,7 +315,15 @@ const sessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after,
     const page = sessionKeyPage(after);
     return {
       sql: splice(named("recent_sessions_page"), "/*page*/", page.sql),
-      params: [orgId, filters.after, ...page.params, limit + 1, filters.after],
+      params: [
+        orgId,
+        filters.after,
+        ...page.params,
+        limit + 1,
+        filters.after,
+        filters.after,
+        filters.after,
+      ],
     };
   }
   const rollup = rollupFilter(filters);
