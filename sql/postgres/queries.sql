@@ -231,7 +231,7 @@ GROUP BY session_id;
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
   error_message, decision, decision_source, agent_system, model
-FROM tool_calls
+FROM tool_calls /*index*/
 WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
 LIMIT ?;
@@ -252,7 +252,7 @@ SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms
   (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
     FROM session_dimensions AS m
     WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
-FROM tool_calls
+FROM tool_calls /*index*/
 WHERE org_id = ? /*filters*/
 ORDER BY ts, id
 LIMIT ?;
@@ -424,3 +424,31 @@ SELECT key, dropped FROM dimension_drops WHERE org_id = ? ORDER BY key;
 -- name: facet_repositories
 SELECT value FROM dimension_values WHERE org_id = ? AND key = 'repository'
 ORDER BY value LIMIT 1000;
+
+-- A page of tool calls (/*page*/: tool_calls_page or export_tool_calls_page)
+-- narrowed to the sessions with some dimensions (/*sessions*/: the first
+-- dimension's sessions, the others' as predicates). When at most ? such
+-- sessions hold at most ? calls (their stored counts; at most that many
+-- sessions are read to know), the page reads their calls along the session
+-- index (/*few*/), else as it reads them unnarrowed (/*many*/). The branch not
+-- chosen has LIMIT 0, which both engines stop before it reads a row. One
+-- statement: the choice and the page see one snapshot.
+-- (PostgreSQL: the same shape, its planner choosing the index.)
+-- name: tool_calls_by_dimension
+WITH dimset AS MATERIALIZED (
+  /*sessions*/
+  LIMIT ?
+),
+dim AS MATERIALIZED (
+  SELECT count(*) <= ? AND coalesce(sum(s.tool_call_count), 0) <= ? AS few
+  FROM dimset AS d
+  JOIN sessions AS s ON s.org_id = ? AND s.session_id = d.session_id
+)
+SELECT * FROM (/*few*/) AS few
+UNION ALL
+SELECT * FROM (/*many*/) AS many
+ORDER BY /*order*/;
+
+-- The index a page of tool calls of a few sessions reads (tool_calls_by_dimension).
+-- name: session_calls_index
+/* the planner picks the index from its statistics */
