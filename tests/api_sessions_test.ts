@@ -318,9 +318,9 @@ engineTest(
 );
 
 interface SessionRow {
-  session_id: string;
-  first_seen: string;
-  last_seen: string;
+  "session_id": string;
+  "first_seen": string;
+  "last_seen": string;
 }
 
 /** Every session of a filtered walk, three per page. */
