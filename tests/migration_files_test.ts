@@ -18,13 +18,19 @@ import { postgresMigrations } from "../src/store/postgres/migrate.ts";
 
 const SQL = new URL("../sql/", import.meta.url);
 
-/** Version and name of each migration, as `schema_migrations` and `user_version` record them. */
-const steps = (migrations: readonly Migration[]) =>
-  migrations.map(({ version, name }) => `${version} ${name}`);
+/**
+ * Asserts that `migrations` begin with the steps `expected` (version and name, as
+ * `schema_migrations` and `user_version` record them): a later migration is a new file and
+ * needs no line here.
+ */
+function assertBegins(migrations: readonly Migration[], expected: readonly string[]): void {
+  const steps = migrations.slice(0, expected.length).map((m) => `${m.version} ${m.name}`);
+  assert.deepEqual(steps, expected);
+}
 
-Deno.test("the migration series found in sql/ are the ones applied before, in order", () => {
-  assert.deepEqual(steps(keyStoreMigrations), ["1 init", "2 installation secret"]);
-  assert.deepEqual(steps(telemetryMigrations), [
+Deno.test("the migration series found in sql/ begin with the ones applied before, in order", () => {
+  assertBegins(keyStoreMigrations, ["1 init", "2 installation secret"]);
+  assertBegins(telemetryMigrations, [
     "1 init",
     "2 retention",
     "3 lean indexes",
@@ -38,7 +44,7 @@ Deno.test("the migration series found in sql/ are the ones applied before, in or
     "12 estimated cost",
     "13 session dimensions",
   ]);
-  assert.deepEqual(steps(postgresMigrations), [
+  assertBegins(postgresMigrations, [
     "1 init",
     "2 installation secret",
     "3 range repair",
@@ -59,7 +65,7 @@ Deno.test("the migration series found in sql/ are the ones applied before, in or
     Deno.readTextFileSync(new URL("postgres/0002_installation_secret.sql", SQL)),
   );
   assert.equal(
-    telemetryMigrations.at(-1)!.sql,
+    telemetryMigrations[11]!.sql,
     Deno.readTextFileSync(new URL("sqlite/telemetry_0013_session_dimensions.sql", SQL)),
   );
 });
