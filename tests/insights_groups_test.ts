@@ -38,12 +38,13 @@ interface Group {
 
 /**
  * Session `i`'s dimensions: teams platform, web and ops by `i % 3`, none for
- * every fifth (the null group); session 7 alone in team "solo"; every other
- * one in acme/api.
+ * every fifth (the null group); session 7 alone in team "solo", 11 in a team
+ * whose name JSON and SQL must escape; every other one in acme/api.
  */
 function acmeDimensions(sessionId: string, i: number): SessionDimension[] {
   const dims: SessionDimension[] = [];
   if (i === 7) dims.push({ sessionId, key: "team.id", value: "solo" });
+  else if (i === 11) dims.push({ sessionId, key: "team.id", value: '"odd", \\ [välue]' });
   else if (i % 5 !== 0) {
     dims.push({ sessionId, key: "team.id", value: ["platform", "web", "ops"][i % 3]! });
   }
@@ -235,6 +236,7 @@ engineTest(
           .body;
       const values = body.groups.map((group: { value: string | null }) => group.value);
       assert.ok(values.includes("solo"), "a value of one session");
+      assert.ok(values.includes('"odd", \\ [välue]'), "a value to escape");
       assert.ok(values.includes(null), "the null group: sessions without a team");
       assert.ok(
         values.every((value: string | null) => value === null || !value.startsWith("beta")),

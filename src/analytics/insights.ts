@@ -141,10 +141,15 @@ export type InsightEngine = "duckdb" | "sqlite";
 const GROUP_VALUE_MARKER = "/*group_value*/";
 const GROUP_JOIN_MARKER = "/*group_join*/";
 
-/** Each session's dimension value: bound as two lists on the replica, read from the store on SQLite. */
+/**
+ * Each session's dimension value: on the replica, the `[session, value]`
+ * pairs read from the store, bound as one JSON text (binding them as two
+ * lists took twice as long at 20,000 sessions); SQLite reads its own table.
+ */
 const DIMENSION_GROUP_JOIN: Readonly<Record<InsightEngine, string>> = {
-  duckdb: "LEFT JOIN (SELECT unnest($group_sessions) AS group_session, " +
-    "unnest($group_values) AS group_value) AS group_of ON group_of.group_session = session_id",
+  duckdb: "LEFT JOIN (SELECT pair[1] AS group_session, pair[2] AS group_value " +
+    `FROM (SELECT unnest(from_json($group_pairs, '[["VARCHAR"]]')) AS pair)) AS group_of ` +
+    "ON group_of.group_session = session_id",
   sqlite: "LEFT JOIN (SELECT session_id AS group_session, value AS group_value " +
     "FROM session_dimensions WHERE org_id = $org AND key = $group_key) AS group_of " +
     "ON group_of.group_session = session_id",
@@ -408,8 +413,9 @@ function insightStatements(
     sessions: filters.sessions ?? [],
     "group_limit": MAX_GROUPS + 1,
     "group_key": grouping?.by.slice("dim.".length) ?? "",
-    "group_sessions": grouping?.sessions ?? [],
-    "group_values": grouping?.values ?? [],
+    "group_pairs": JSON.stringify(
+      (grouping?.sessions ?? []).map((session, i) => [session, grouping!.values![i]]),
+    ),
   };
   const sections: InsightStatement["section"][] = definition.rollup !== undefined
     ? ["rollup"]

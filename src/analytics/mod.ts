@@ -247,8 +247,12 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
   return {
     catchUp,
     ready,
-    insight: (name, orgId, window, filters) =>
-      runInsight(reader, { name, orgId, window, filters }, Date.now() + options.timeoutMs),
+    insight: (name, orgId, window, filters, grouping) =>
+      runInsight(
+        reader,
+        { name, orgId, window, filters, grouping },
+        Date.now() + options.timeoutMs,
+      ),
     cachedInsight: (name, orgId, window, filters, grouping) =>
       cached.answer({ name, orgId, window, filters, grouping }, Date.now() + options.timeoutMs),
     get lastSeq() {
