@@ -412,7 +412,7 @@ function insightStatements(
     team: (filters.team ?? []).join(","),
     sessions: filters.sessions ?? [],
     "group_limit": MAX_GROUPS + 1,
-    "group_key": grouping?.by.slice("dim.".length) ?? "",
+    "group_key": grouping?.by.startsWith("dim.") ? grouping.by.slice("dim.".length) : "",
     "group_pairs": JSON.stringify(
       (grouping?.sessions ?? []).map((session, i) => [session, grouping!.values![i]]),
     ),
