@@ -424,6 +424,11 @@ GROUP BY f.actor_id, u.agent, u.event_name, u.reason;
 SELECT session_id, key, value FROM session_dimensions
 WHERE org_id = ? AND session_id IN (/*ids*/);
 
+-- Every session of the organization with one dimension key, and its value:
+-- what groups an insight by `dim.<key>` on the replica (docs/api.md §4.23).
+-- name: session_dimension_values
+SELECT session_id, value FROM session_dimensions WHERE org_id = ? AND key = ?;
+
 -- GET /v1/dimensions: every key's values, sorted (at most 1,000 per key by
 -- the write path's bound), and what each key dropped.
 -- name: dimension_values

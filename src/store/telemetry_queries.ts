@@ -47,6 +47,11 @@ export interface TelemetryQueries {
    * what narrows an insight (docs/api.md §4.22); `dims` is not empty.
    */
   dimensionSessions(orgId: string, dims: readonly (readonly [string, string])[]): ReadStatement;
+  /**
+   * Every session of the organization with dimension `key` (rows of `session_id`, `value`): what
+   * groups an insight by it (docs/api.md §4.23).
+   */
+  sessionDimensionValues(orgId: string, key: string): ReadStatement;
   /** Every dimension key's values (`key`, `value`), then what each key dropped (`key`, `dropped`). */
   dimensions(orgId: string): ReadStatement[];
   /** The organization's actors that sent telemetry, and the fleet's view of some of them. */
@@ -121,6 +126,10 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
         params: [orgId, ...first!, ...more.params],
       };
     },
+    sessionDimensionValues: (orgId, key) => ({
+      sql: named("session_dimension_values"),
+      params: [orgId, key],
+    }),
     dimensions: (orgId) =>
       ["dimension_values", "dimension_drops"].map((name) => ({
         sql: named(name),
