@@ -154,6 +154,16 @@ Deno.test({
     await using server = await startTestServer({ database: db.url });
     const org = await server.createOrg();
     assert.equal((await server.getJson("/v1/ping", org.apiKey)).status, 200);
+    // The replica's first catch-up done, no query is in flight when the
+    // connections are cut: postgres.js 3.4.9 throws an uncatchable TypeError
+    // when a connection closes with a small write still queued (upstream
+    // porsager/postgres#1154, #1208; no release fixes it yet).
+    for (let tries = 0;; tries++) {
+      const insight = await server.getJson("/v1/insights/activity", org.apiKey);
+      if (insight.status === 200) break;
+      assert.ok(insight.status === 503 && tries < 600, JSON.stringify(insight.body));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const name = new URL(server.database!).pathname.slice(1);
     const admin = connectPostgres(pgTestUrl()!, { max: 1 });
     try {
