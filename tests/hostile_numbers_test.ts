@@ -236,6 +236,9 @@ function sqlitePlanter(dir: string): Planter {
         DROP TABLE IF EXISTS session_dimensions; DROP TABLE IF EXISTS dimension_values;
         DROP TABLE IF EXISTS dimension_drops;
         ALTER TABLE model_calls DROP COLUMN estimated_cost_usd;
+        ALTER TABLE sessions DROP COLUMN reported_cost_calls;
+        ALTER TABLE sessions DROP COLUMN estimated_cost_calls;
+        ALTER TABLE sessions DROP COLUMN estimated_cost_usd;
         ALTER TABLE sessions DROP COLUMN parent_session_id; PRAGMA user_version = 3`,
       );
       return Promise.resolve();
@@ -284,6 +287,9 @@ function postgresPlanter(url: string): Planter {
       await sql.unsafe("ALTER TABLE sessions DROP COLUMN IF EXISTS parent_session_id");
       await sql.unsafe("DROP TABLE IF EXISTS unmapped_events");
       await sql.unsafe("ALTER TABLE model_calls DROP COLUMN IF EXISTS estimated_cost_usd");
+      for (const column of ["reported_cost_calls", "estimated_cost_calls", "estimated_cost_usd"]) {
+        await sql.unsafe(`ALTER TABLE sessions DROP COLUMN IF EXISTS ${column}`);
+      }
       for (const table of ["session_dimensions", "dimension_values", "dimension_drops"]) {
         await sql.unsafe(`DROP TABLE IF EXISTS ${table}`);
       }

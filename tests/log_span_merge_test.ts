@@ -135,6 +135,11 @@ for (const order of ["logs first", "spans first"] as const) {
       assert.equal(detail.session.success_count, 2);
       // One model call from the log and the span of one request: the log's cost, tokens once.
       assert.equal(detail.session.cost_usd, 0.25);
+      // Spans first, the span's call was estimated until the log's cost replaced the
+      // estimate: the session keeps none of it, on its page and in its detail.
+      for (const session of [detail.session, sessions[0]]) {
+        assert.deepEqual([session.cost_source, session.estimated_cost_usd], ["reported", 0]);
+      }
       const cost = (await server.getJson("/v1/insights/cost?window=7d", org.apiKey)).body;
       assert.deepEqual(
         cost.breakdown.map((row: Record<string, unknown>) => [

@@ -24,15 +24,28 @@ Deno.test("retention deletes calls older than --retention-days and keeps session
     apiRequest({ session: "mixed", timeMs: old, model: "m", costUsd: 2, requestId: "r1" }),
     apiRequest({ session: "mixed", timeMs: recent, model: "m", costUsd: 0.5, requestId: "r2" }),
     toolResult({ session: "gone", id: "g1", tool: "Bash", timeMs: old }),
+    // A priced model call that reported no cost: estimated, until retention takes it.
+    toolResult({ session: "priced", id: "p1", tool: "Read", timeMs: recent }),
+    apiRequest({ session: "priced", timeMs: old, model: "claude-sonnet-4-5", requestId: "r3" }),
   ]);
   const sent = await server.ingest("/v1/logs", body, org.ingestKey);
   await sent.body?.cancel();
+  const costOf = async (id: string) => {
+    const { session } = (await server.getJson(`/v1/sessions/${id}`, org.apiKey)).body;
+    return [session.cost_source, session.estimated_cost_usd > 0];
+  };
+  assert.deepEqual(await costOf("priced"), ["estimated", true]);
   const result = await server.server.runRetention();
   assert.equal(result.toolCalls, 3);
-  assert.equal(result.modelCalls, 1);
+  assert.equal(result.modelCalls, 2);
+  assert.deepEqual(await costOf("priced"), ["none", false]);
+  assert.deepEqual(await costOf("mixed"), ["reported", false]);
   const sessions = await server.getJson("/v1/sessions", org.apiKey);
-  assert.deepEqual(sessions.body.data.map((s: { session_id: string }) => s.session_id), ["mixed"]);
-  const mixed = sessions.body.data[0];
+  assert.deepEqual(
+    sessions.body.data.map((s: { session_id: string }) => s.session_id).sort(),
+    ["mixed", "priced"],
+  );
+  const mixed = sessions.body.data.find((s: { session_id: string }) => s.session_id === "mixed");
   assert.equal(mixed.tool_call_count, 1);
   assert.equal(mixed.error_count, 0);
   assert.equal(mixed.first_seen, new Date(recent).toISOString());

@@ -70,6 +70,14 @@ Deno.test({
         const columns = db.prepare("SELECT name FROM pragma_index_info('tool_calls_by_time')")
           .all().map((row) => row.name);
         assert.deepEqual(columns, ["org_id", "ts"]);
+        // Schema 14 filled each session's cost counts from its stored model calls.
+        const counts = db.prepare(
+          `SELECT s.reported_cost_calls AS kept, (SELECT count(cost_usd) FROM model_calls AS m
+             WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS counted
+           FROM sessions AS s`,
+        ).all() as { kept: number; counted: number }[];
+        assert.ok(counts.some((row) => row.counted > 0), "the fixture has reported costs");
+        assert.deepEqual(counts.map((row) => row.kept), counts.map((row) => row.counted));
       } finally {
         db.close();
       }

@@ -27,7 +27,7 @@ JOIN decisions AS d
 SELECT session_id, provider_name FROM sessions WHERE org_id = $1 AND session_id = ANY($2::text[]);
 
 -- name: stored_model_calls
-SELECT id, cost_usd FROM model_calls WHERE id = ANY($1::text[]);
+SELECT id, cost_usd, estimated_cost_usd FROM model_calls WHERE id = ANY($1::text[]);
 
 -- name: insert_sessions
 INSERT INTO sessions ({{sessions.columns}})
@@ -152,13 +152,17 @@ UPDATE sessions AS s SET
     THEN c.model ELSE s.model END,
   model_ts = CASE WHEN c.model <> '' AND c.model_ts >= coalesce(s.model_ts, c.model_ts)
     THEN c.model_ts ELSE s.model_ts END,
-  cost_usd = s.cost_usd + c.cost
+  cost_usd = s.cost_usd + c.cost,
+  reported_cost_calls = s.reported_cost_calls + c.reported_cost_calls,
+  estimated_cost_calls = s.estimated_cost_calls + c.estimated_cost_calls,
+  estimated_cost_usd = s.estimated_cost_usd + c.estimated_cost_usd
 FROM unnest(
   $1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
-  $7::text[], $8::text[], $9::bigint[], $10::float8[], $11::text[], $12::text[]
+  $7::text[], $8::text[], $9::bigint[], $10::float8[], $11::text[], $12::text[],
+  $13::bigint[], $14::bigint[], $15::float8[]
 ) AS c(
   seq, first_seen, last_seen, calls, errors, oks, agent_version, model, model_ts, cost, org_id,
-  session_id
+  session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 )
 WHERE s.org_id = c.org_id AND s.session_id = c.session_id;
 

@@ -8,7 +8,8 @@
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM sessions
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
@@ -21,7 +22,8 @@ LIMIT ?;
 -- name: recent_sessions_page
 WITH page AS MATERIALIZED (
   SELECT org_id, session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-    success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+    success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+    reported_cost_calls, estimated_cost_calls, estimated_cost_usd
   FROM sessions
   WHERE org_id = ? AND last_seen >= ? /*page*/
   ORDER BY last_seen DESC, session_id DESC
@@ -30,7 +32,7 @@ WITH page AS MATERIALIZED (
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version,
   CASE WHEN model <> '' THEN lpad('0', 15, '0') || '||' || model END AS model_key,
-  cost_usd, parent_session_id
+  cost_usd, parent_session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM page
 WHERE first_seen >= ?
 UNION ALL
@@ -39,17 +41,20 @@ SELECT s.session_id, s.actor_id, min(c.ts), s.last_seen, count(*),
   s.agent_system, s.agent_version,
   max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
     THEN lpad(c.ts::text, 15, '0') || '|' || c.id || '|' || c.model END COLLATE "C"),
-  s.cost_usd, s.parent_session_id
+  s.cost_usd, s.parent_session_id,
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 FROM page AS s
 JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
 WHERE s.first_seen < ?
 GROUP BY s.session_id, s.actor_id, s.last_seen, s.agent_system, s.agent_version, s.cost_usd,
-  s.parent_session_id
+  s.parent_session_id,
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 ORDER BY last_seen DESC, session_id DESC;
 
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
-  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id,
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 FROM (
   SELECT session_id,
     min(ts) AS first_seen,
@@ -82,7 +87,8 @@ page AS (
   LIMIT ?
 )
 SELECT p.session_id, s.actor_id, g.first_seen, p.last_seen, g.tool_call_count, g.error_count,
-  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id,
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 FROM page AS p
 CROSS JOIN LATERAL (
   -- sum(bigint) is numeric, which the driver returns as text: back to bigint.
@@ -93,7 +99,8 @@ CROSS JOIN LATERAL (
   WHERE r.org_id = ? AND r.session_id = p.session_id /*rows*/
 ) AS g
 CROSS JOIN LATERAL (
-  SELECT actor_id, agent_system, agent_version, cost_usd, parent_session_id FROM sessions
+  SELECT actor_id, agent_system, agent_version, cost_usd, parent_session_id,
+    reported_cost_calls, estimated_cost_calls, estimated_cost_usd FROM sessions
   WHERE org_id = ? AND session_id = p.session_id
   LIMIT 1
 ) AS s
@@ -170,14 +177,16 @@ SELECT * FROM (
 
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
 -- The sessions a session spawned (Codex subagents), oldest first.
 -- name: child_sessions
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM sessions
 WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
 ORDER BY first_seen, session_id
@@ -218,16 +227,6 @@ WHERE org_id = ? AND session_id = ?
 ORDER BY ts, id
 LIMIT 5000;
 
--- What the model calls of some sessions (ids as a JSON array) cost: their
--- calls that reported a cost and those estimated, and the estimates' sum
--- (docs/api.md §2.3's cost_source, docs/design.md §9).
--- name: session_costs
-SELECT session_id, count(cost_usd) AS reported_calls,
-  count(estimated_cost_usd) AS estimated_calls, sum(estimated_cost_usd) AS estimated_cost_usd
-FROM model_calls
-WHERE org_id = ? AND session_id IN (SELECT jsonb_array_elements_text(CAST(?::text AS jsonb)))
-GROUP BY session_id;
-
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
   error_message, decision, decision_source, agent_system, model
@@ -262,6 +261,7 @@ LIMIT ?;
 -- name: export_sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
   (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text FROM session_dimensions AS m
     WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM sessions AS s

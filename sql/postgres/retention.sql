@@ -67,9 +67,11 @@ RETURNING id;
 -- name: recount_session_costs
 UPDATE sessions AS s SET
   seq = r.seq,
-  cost_usd = coalesce((
-    SELECT sum(cost_usd) FROM model_calls WHERE org_id = r.org_id AND session_id = r.session_id
-  ), 0)
+  (cost_usd, reported_cost_calls, estimated_cost_calls, estimated_cost_usd) = (
+    SELECT coalesce(sum(cost_usd), 0), count(cost_usd), count(estimated_cost_usd),
+      coalesce(sum(estimated_cost_usd), 0)
+    FROM model_calls WHERE org_id = r.org_id AND session_id = r.session_id
+  )
 FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(seq, org_id, session_id)
 WHERE s.org_id = r.org_id AND s.session_id = r.session_id;
 

@@ -54,7 +54,7 @@ INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, ?, ?);
 INSERT OR IGNORE INTO model_calls ({{model_calls.columns}}) VALUES ({{model_calls.params}});
 
 -- name: find_model_call
-SELECT cost_usd FROM model_calls WHERE id = ?;
+SELECT cost_usd, estimated_cost_usd FROM model_calls WHERE id = ?;
 
 -- A reported cost replaces the estimate (docs/design.md §9).
 -- name: fill_model_call_cost
@@ -82,7 +82,10 @@ UPDATE sessions SET
   agent_version = CASE WHEN agent_version = '' THEN ?7 ELSE agent_version END,
   model = CASE WHEN ?8 <> '' AND ?9 >= coalesce(model_ts, ?9) THEN ?8 ELSE model END,
   model_ts = CASE WHEN ?8 <> '' AND ?9 >= coalesce(model_ts, ?9) THEN ?9 ELSE model_ts END,
-  cost_usd = cost_usd + ?10
+  cost_usd = cost_usd + ?10,
+  reported_cost_calls = reported_cost_calls + ?13,
+  estimated_cost_calls = estimated_cost_calls + ?14,
+  estimated_cost_usd = estimated_cost_usd + ?15
 WHERE org_id = ?11 AND session_id = ?12;
 
 -- A session's counters recounted from its calls (after a replaced call, or

@@ -3,7 +3,8 @@
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM sessions
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
@@ -20,7 +21,8 @@ LIMIT ?;
 -- name: recent_sessions_page
 WITH page AS MATERIALIZED (
   SELECT org_id, session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-    success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+    success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+    reported_cost_calls, estimated_cost_calls, estimated_cost_usd
   FROM sessions
   WHERE org_id = ? AND last_seen >= ? /*page*/
   ORDER BY last_seen DESC, session_id DESC
@@ -29,7 +31,7 @@ WITH page AS MATERIALIZED (
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version,
   CASE WHEN model <> '' THEN printf('%015d||%s', 0, model) END AS model_key,
-  cost_usd, parent_session_id
+  cost_usd, parent_session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM page
 WHERE first_seen >= ?
 UNION ALL
@@ -37,7 +39,8 @@ SELECT s.session_id, s.actor_id, min(c.ts), s.last_seen, count(*),
   sum(c.outcome = 'error'), sum(c.outcome = 'ok'), s.agent_system, s.agent_version,
   max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
     THEN printf('%015d|%s|%s', c.ts, c.id, c.model) END),
-  s.cost_usd, s.parent_session_id
+  s.cost_usd, s.parent_session_id,
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 FROM page AS s
 CROSS JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
 WHERE s.first_seen < ?
@@ -46,7 +49,8 @@ ORDER BY last_seen DESC, session_id DESC;
 
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
-  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id
+  g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id,
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 FROM (
   SELECT session_id,
     min(ts) AS first_seen,
@@ -88,7 +92,7 @@ page AS (
 SELECT p.session_id, s.actor_id, min(r.first_seen) AS first_seen, p.last_seen,
   sum(r.calls) AS tool_call_count, sum(r.errors) AS error_count, sum(r.oks) AS success_count,
   s.agent_system, s.agent_version, max(r.model_key) AS model_key, s.cost_usd,
-  s.parent_session_id
+  s.parent_session_id, s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 FROM page AS p
 CROSS JOIN session_actors AS r ON r.org_id = ? AND r.session_id = p.session_id /*rows*/
 CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
@@ -179,14 +183,16 @@ SELECT * FROM (
 
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
 -- The sessions a session spawned (Codex subagents), oldest first.
 -- name: child_sessions
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
-  success_count, agent_system, agent_version, model, cost_usd, parent_session_id
+  success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
 FROM sessions INDEXED BY sessions_by_parent
 WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
 ORDER BY first_seen, session_id
@@ -229,16 +235,6 @@ WHERE org_id = ? AND session_id = ?
 ORDER BY ts, id
 LIMIT 5000;
 
--- What the model calls of some sessions (ids as a JSON array) cost: their
--- calls that reported a cost and those estimated, and the estimates' sum
--- (docs/api.md §2.3's cost_source, docs/design.md §9).
--- name: session_costs
-SELECT session_id, count(cost_usd) AS reported_calls,
-  count(estimated_cost_usd) AS estimated_calls, sum(estimated_cost_usd) AS estimated_cost_usd
-FROM model_calls INDEXED BY model_calls_by_session
-WHERE org_id = ? AND session_id IN (SELECT value FROM json_each(?))
-GROUP BY session_id;
-
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
   error_message, decision, decision_source, agent_system, model
@@ -270,6 +266,7 @@ LIMIT ?;
 -- name: export_sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
   (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
     WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM sessions AS s

@@ -58,9 +58,11 @@ WHERE NOT EXISTS (
 -- name: recount_session_cost
 UPDATE sessions SET
   seq = ?1,
-  cost_usd = coalesce((
-    SELECT sum(cost_usd) FROM model_calls WHERE org_id = ?2 AND session_id = ?3
-  ), 0)
+  (cost_usd, reported_cost_calls, estimated_cost_calls, estimated_cost_usd) = (
+    SELECT coalesce(sum(cost_usd), 0), count(cost_usd), count(estimated_cost_usd),
+      coalesce(sum(estimated_cost_usd), 0)
+    FROM model_calls WHERE org_id = ?2 AND session_id = ?3
+  )
 WHERE org_id = ?2 AND session_id = ?3;
 
 -- name: drop_empty_session

@@ -29,8 +29,8 @@ import { ExportedSession, ExportedToolCall } from "./schemas.ts";
 import { type ActorNameMap, type DimensionMap, sessionObject, toolCallObject } from "./shapes.ts";
 import { rowDimensions } from "./dimensions.ts";
 import { actorIdsOf } from "./actor_names.ts";
-import { sessionFiltersOf, sessionIdsOf } from "./sessions.ts";
-import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
+import { sessionFiltersOf } from "./sessions.ts";
+import { type SessionCostMap, sessionCostsOf } from "./session_costs.ts";
 import { parseToolCallQuery, toolCallFilterQuery } from "./tool_calls.ts";
 
 type Row = Record<string, unknown>;
@@ -57,7 +57,7 @@ export interface ExportKind<F> {
   ): ReadStatement;
   /** A row's place in the order, which the next page starts after. */
   keyOf(row: Row): PageKey;
-  /** Whether its lines carry sessions' costs (read for each page: `session_costs.ts`). */
+  /** Whether its lines carry sessions' costs (from the rows: `session_costs.ts`). */
   sessionCosts: boolean;
   /** A row as its line. */
   toLine(row: Row, names: ActorNameMap, costs: SessionCostMap, dims: DimensionMap): Row;
@@ -120,9 +120,7 @@ export async function* exportPages<F>(
     const rows = await readPage(source.reader, statement, first ? 0 : OVERLOADED_RETRIES);
     if (rows.length === 0) return;
     const names = await source.actorNames.resolve(orgId, actorIdsOf(rows));
-    const costs = kind.sessionCosts
-      ? await readSessionCosts(source.reader, orgId, sessionIdsOf(rows))
-      : new Map();
+    const costs = kind.sessionCosts ? sessionCostsOf(rows) : new Map();
     const dims = rowDimensions(rows);
     yield rows.map((row) => kind.toLine(row, names, costs, dims));
     if (rows.length < pageRows) return;

@@ -1,12 +1,10 @@
 /**
  * What sessions' model calls cost beside the cost they reported: the
  * estimate of the calls that reported none and where a session's cost comes
- * from (docs/api.md §2.3, docs/design.md §9), read for a page of sessions at
- * once.
+ * from (docs/api.md §2.3, docs/design.md §9), kept on each session's row.
  *
  * @module
  */
-import type { TelemetryReader } from "../store/stores.ts";
 
 /** Where a cost comes from: the agent, the price table, or nowhere. */
 export type CostSource = "reported" | "estimated" | "none";
@@ -39,19 +37,16 @@ export function callCostSource(costUsd: unknown, estimatedCostUsd: unknown): Cos
   return estimatedCostUsd !== null && estimatedCostUsd !== undefined ? "estimated" : "none";
 }
 
-/** The costs of the sessions `sessionIds` of an organization, in one read. */
-export async function readSessionCosts(
-  reader: TelemetryReader,
-  orgId: string,
-  sessionIds: readonly string[],
-): Promise<SessionCostMap> {
+/** The costs of sessions' rows, from the counts and estimate each row keeps (schema 14). */
+export function sessionCostsOf(rows: readonly Record<string, unknown>[]): SessionCostMap {
   const costs = new Map<string, SessionCost>();
-  if (sessionIds.length === 0) return costs;
-  const [rows] = await reader.read([reader.queries.sessionCosts(orgId, sessionIds)]);
-  for (const row of rows as Record<string, unknown>[]) {
+  for (const row of rows) {
     costs.set(String(row.session_id), {
       estimatedCostUsd: Number(row.estimated_cost_usd ?? 0),
-      costSource: sessionCostSource(Number(row.reported_calls), Number(row.estimated_calls)),
+      costSource: sessionCostSource(
+        Number(row.reported_cost_calls),
+        Number(row.estimated_cost_calls),
+      ),
     });
   }
   return costs;

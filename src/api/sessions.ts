@@ -10,7 +10,7 @@ import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
-import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
+import { type SessionCostMap, sessionCostsOf } from "./session_costs.ts";
 import { readDimensions } from "./dimensions.ts";
 import { facetsHandler } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
@@ -51,22 +51,18 @@ const listSessions: ApiHandler = async (context) => {
   return await listPage(context, SESSION_LIST, query, sessionFiltersOf(query, url));
 };
 
-/** What a page of sessions reads beside its rows: their costs' estimates and their dimensions. */
+/** What a page of sessions shows beside its rows: their costs' estimates (from the rows) and their dimensions. */
 export interface SessionExtras {
   costs: SessionCostMap;
   dims: DimensionMap;
 }
 
-/** The {@link SessionExtras} of sessions' rows, in two reads at once. */
+/** The {@link SessionExtras} of sessions' rows: their dimensions in one read. */
 export async function readSessionExtras(
   { orgId, services }: Pick<ApiContext, "orgId" | "services">,
   rows: readonly Row[],
 ): Promise<SessionExtras> {
-  const [costs, dims] = await Promise.all([
-    readSessionCosts(services.reader, orgId, sessionIdsOf(rows)),
-    readDimensions(services.reader, orgId, rows),
-  ]);
-  return { costs, dims };
+  return { costs: sessionCostsOf(rows), dims: await readDimensions(services.reader, orgId, rows) };
 }
 
 /** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its extras. */
@@ -104,11 +100,11 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
-  const [names, costs, dims] = await Promise.all([
+  const [names, dims] = await Promise.all([
     services.actorNames.resolve(orgId, actorIdsOf([row, ...children!])),
-    readSessionCosts(services.reader, orgId, sessionIdsOf([row, ...children!])),
     readDimensions(services.reader, orgId, [row, ...children!]),
   ]);
+  const costs = sessionCostsOf([row, ...children!]);
   return jsonResponse({
     session: sessionObject(row, names, costs, dims),
     tool_calls: calls!.map(sessionToolCallObject),
@@ -120,11 +116,6 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
     model_calls: modelCalls!.map(sessionModelCallObject),
   });
 };
-
-/** The session ids of session rows. */
-export function sessionIdsOf(rows: readonly Row[]): string[] {
-  return rows.map((row) => String(row.session_id));
-}
 
 /** Routes of this module. */
 export const sessionRoutes: ApiRoute[] = [

@@ -47,6 +47,9 @@ export type SessionChangeValues = [
   cost: number,
   orgId: string,
   sessionId: string,
+  reportedCostCalls: number,
+  estimatedCostCalls: number,
+  estimatedCostUsd: number,
 ];
 
 /**
@@ -120,8 +123,8 @@ export interface IngestStore {
   forgetDetections(id: string, seq: number): void;
   /** Inserts unless the id is stored; whether it inserted. */
   insertModelCall(row: ModelCallRow): boolean;
-  /** A stored model call's reported cost (null: none), or undefined when the id is not stored. */
-  findModelCallCost(id: string): number | null | undefined;
+  /** A stored model call's reported cost and estimate, or undefined when the id is not stored. */
+  findModelCall(id: string): StoredModelCall | undefined;
   /** Sets the cost of a stored model call that reported none, dropping its estimate. */
   fillModelCallCost(id: string, costUsd: number, seq: number): void;
   /** Inserts unless the session is stored. */
@@ -186,6 +189,12 @@ export function ingestEvents(
 }
 
 /** A session's pending changes within one batch. */
+/** What the write path reads back of a stored model call: its cost and estimate (null: none). */
+export interface StoredModelCall {
+  costUsd: number | null;
+  estimatedCostUsd: number | null;
+}
+
 interface SessionDelta {
   sessionId: string;
   calls: number;
@@ -197,6 +206,10 @@ interface SessionDelta {
   model: string;
   modelTs: number;
   cost: number;
+  /** Model calls that reported a cost, that were estimated, and the estimates' sum (docs/design.md §9). */
+  reportedCostCalls: number;
+  estimatedCostCalls: number;
+  estimatedCostUsd: number;
   recount: boolean;
 }
 
@@ -311,14 +324,19 @@ class EventBatch {
     const store = this.#store;
     const { orgId, actorId } = this.#sender;
     const delta = this.#sessionDelta(event);
-    const storedCost = store.findModelCallCost(id);
-    if (storedCost !== undefined) {
+    const stored = store.findModelCall(id);
+    if (stored !== undefined) {
       // One request reported twice (Claude Code's api_request log and its
       // llm_request span): one row, whichever came first; the log's cost
-      // fills a row the span made without one.
-      if (storedCost === null && event.costUsd !== null) {
+      // fills a row the span made without one, replacing its estimate.
+      if (stored.costUsd === null && event.costUsd !== null) {
         store.fillModelCallCost(id, event.costUsd, store.nextSeq());
         delta.cost += event.costUsd;
+        delta.reportedCostCalls += 1;
+        if (stored.estimatedCostUsd !== null) {
+          delta.estimatedCostCalls -= 1;
+          delta.estimatedCostUsd -= stored.estimatedCostUsd;
+        }
         this.summary.costUsd += event.costUsd;
       }
       return false;
@@ -329,6 +347,8 @@ class EventBatch {
         store.sessionProvider(orgId, event.sessionId);
       this.#providers.set(event.sessionId, provider);
     }
+    // Only a call that reports no cost is estimated (docs/design.md §9).
+    const estimate = event.costUsd === null ? estimateCostUsd(event.model, event) : null;
     const inserted = store.insertModelCall({
       id,
       org_id: orgId,
@@ -345,13 +365,16 @@ class EventBatch {
       cache_creation_tokens: event.cacheCreationTokens,
       cost_usd: event.costUsd,
       duration_ms: event.durationMs,
-      // Only a call that reports no cost is estimated (docs/design.md §9).
-      estimated_cost_usd: event.costUsd === null ? estimateCostUsd(event.model, event) : null,
+      estimated_cost_usd: estimate,
     });
     if (!inserted) return false;
     if (event.costUsd !== null) {
       delta.cost += event.costUsd;
+      delta.reportedCostCalls += 1;
       this.summary.costUsd += event.costUsd;
+    } else if (estimate !== null) {
+      delta.estimatedCostCalls += 1;
+      delta.estimatedCostUsd += estimate;
     }
     return true;
   }
@@ -400,7 +423,10 @@ class EventBatch {
     }
     this.#sessionActors.clear();
     for (const delta of this.#sessions.values()) {
-      if (delta.calls > 0 || delta.cost !== 0) {
+      if (
+        delta.calls > 0 || delta.cost !== 0 || delta.reportedCostCalls !== 0 ||
+        delta.estimatedCostCalls !== 0
+      ) {
         const seen = delta.calls > 0;
         store.changeSession([
           store.nextSeq(),
@@ -415,6 +441,9 @@ class EventBatch {
           delta.cost,
           orgId,
           delta.sessionId,
+          delta.reportedCostCalls,
+          delta.estimatedCostCalls,
+          delta.estimatedCostUsd,
         ]);
       }
       if (delta.recount) {
@@ -451,6 +480,9 @@ class EventBatch {
         model: "",
         modelTs: -Infinity,
         cost: 0,
+        reportedCostCalls: 0,
+        estimatedCostCalls: 0,
+        estimatedCostUsd: 0,
         recount: false,
       };
       this.#sessions.set(event.sessionId, delta);

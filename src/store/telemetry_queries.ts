@@ -34,8 +34,6 @@ export interface TelemetryQueries {
   /** One page of the export of whole sessions: `last_seen` oldest first, after `after`. */
   exportSessionsPage: PageStatement<SessionFilters>;
   sessionDetail(orgId: string, sessionId: string): ReadStatement[];
-  /** What the model calls of these sessions cost, reported and estimated (one row per session). */
-  sessionCosts(orgId: string, sessionIds: readonly string[]): ReadStatement;
   toolCallDetail(orgId: string, id: string): ReadStatement;
   facet(orgId: string, name: FacetName): ReadStatement;
   /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
@@ -106,10 +104,6 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
     fleet: (orgId, { silentSince, sessionsSince, limit }) => ({
       sql: named("fleet"),
       params: [orgId, silentSince ?? Number.MAX_SAFE_INTEGER, sessionsSince, limit],
-    }),
-    sessionCosts: (orgId, sessionIds) => ({
-      sql: named("session_costs"),
-      params: [orgId, JSON.stringify(sessionIds)],
     }),
     sessionDimensions: (orgId, sessionIds) => ({
       sql: splice(

@@ -13,6 +13,7 @@ import type {
   SessionActorChangeValues,
   SessionChangeValues,
   StoredDecision,
+  StoredModelCall,
   StoredToolCall,
 } from "../ingest_batch.ts";
 import type { Sender } from "../stores.ts";
@@ -57,7 +58,7 @@ export interface StoredRows {
     "decision_source": string | null;
   }[];
   sessions: { "session_id": string; "provider_name": string }[];
-  modelCalls: { id: string; cost_usd: number | null }[];
+  modelCalls: { id: string; cost_usd: number | null; estimated_cost_usd: number | null }[];
 }
 
 /** The keys a batch reads, from its events and their row ids. */
@@ -147,7 +148,7 @@ export class IngestPlan implements IngestStore {
   readonly #decisions = new Map<string, StoredDecision>();
   readonly #providers = new Map<string, string>();
   /** Model calls stored or written by the batch, with their reported cost (null: none). */
-  readonly #modelCalls = new Map<string, number | null>();
+  readonly #modelCalls = new Map<string, StoredModelCall>();
   readonly #costFills = new Map<string, PgParam[]>();
 
   readonly #newSessions: NewSessionRow[] = [];
@@ -179,7 +180,12 @@ export class IngestPlan implements IngestStore {
     for (const row of stored.sessions) {
       this.#providers.set(sessionKey(sender.orgId, row.session_id), row.provider_name);
     }
-    for (const row of stored.modelCalls) this.#modelCalls.set(row.id, row.cost_usd);
+    for (const row of stored.modelCalls) {
+      this.#modelCalls.set(row.id, {
+        costUsd: row.cost_usd,
+        estimatedCostUsd: row.estimated_cost_usd,
+      });
+    }
   }
 
   /** The highest `seq` the batch used (0 for none). */
@@ -263,17 +269,20 @@ export class IngestPlan implements IngestStore {
 
   insertModelCall(row: ModelCallRow): boolean {
     if (this.#modelCalls.has(row.id)) return false;
-    this.#modelCalls.set(row.id, row.cost_usd);
+    this.#modelCalls.set(row.id, {
+      costUsd: row.cost_usd,
+      estimatedCostUsd: row.estimated_cost_usd,
+    });
     this.#newModelCalls.push(row);
     return true;
   }
 
-  findModelCallCost(id: string): number | null | undefined {
+  findModelCall(id: string): StoredModelCall | undefined {
     return this.#modelCalls.get(id);
   }
 
   fillModelCallCost(id: string, costUsd: number, seq: number): void {
-    this.#modelCalls.set(id, costUsd);
+    this.#modelCalls.set(id, { costUsd, estimatedCostUsd: null });
     const added = this.#newModelCalls.find((row) => row.id === id);
     if (added !== undefined) {
       added.cost_usd = costUsd;

@@ -271,8 +271,12 @@ export class TelemetryWriter {
         };
         return Number(inserted.changes) > 0;
       },
-      findModelCallCost: (id) =>
-        (run("find_model_call", "get", id) as { cost_usd: number | null } | undefined)?.cost_usd,
+      findModelCall: (id) => {
+        const row = run("find_model_call", "get", id) as
+          | { cost_usd: number | null; estimated_cost_usd: number | null }
+          | undefined;
+        return row && { costUsd: row.cost_usd, estimatedCostUsd: row.estimated_cost_usd };
+      },
       fillModelCallCost: (id, costUsd, seq) => run("fill_model_call_cost", "run", costUsd, seq, id),
       ensureSession: (row) => run("ensure_session", "run", ...NEW_SESSIONS.values(row)),
       sessionProvider: (orgId, sessionId) =>
