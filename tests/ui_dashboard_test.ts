@@ -306,7 +306,7 @@ if (!INSIDE) {
           "the session's estimated cost is not shown as such",
         );
         await axeCheck(page, "session");
-        await page.screenshot({ path: `${SCREENSHOTS}/session.png` });
+        await page.screenshot({ path: `${SCREENSHOTS}/session.png`, fullPage: true });
       },
     );
 
