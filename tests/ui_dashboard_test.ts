@@ -531,8 +531,22 @@ if (!INSIDE) {
         };
         await waitForKpis(page, engineering);
         assert.match(await text(page, "#coverage"), /the sessions with department = engineering;/);
+        const before = browser.requests.length;
         await page.reload();
         await waitForKpis(page, engineering);
+        // Every insight the overview asks for is narrowed alike, the panels below the fold too.
+        await page.waitForFunction(() =>
+          !document.querySelector("main")!.innerText.includes("Loading…")
+        );
+        const insights = browser.requests.slice(before).map((url) => new URL(url))
+          .filter((url) => url.pathname.startsWith("/v1/insights/"));
+        assert.deepEqual(
+          insights.map((url) => url.pathname.slice("/v1/insights/".length)).sort(),
+          ["activity", "cost", "domains", "outliers", "productivity", "risk", "top-tools"],
+        );
+        for (const url of insights) {
+          assert.deepEqual(url.searchParams.getAll("dim.department"), ["engineering"], `${url}`);
+        }
         assert.equal(
           await page.$eval("select[name='dim.department']", (s) => (s as HTMLSelectElement).value),
           "engineering",

@@ -120,7 +120,6 @@ export async function overviewView({ params }) {
   dimensionsLoad.catch(() => {});
   // The headline figures first: the other insights queue behind it on the server.
   const activity = await load("activity");
-  const dimensions = await dimensionsLoad;
   const pending = {
     topTools: load("top-tools"),
     cost: load("cost"),
@@ -134,6 +133,7 @@ export async function overviewView({ params }) {
     }),
   };
   for (const p of Object.values(pending)) p.catch(() => {});
+  const dimensions = await dimensionsLoad;
   const range = activity.window;
   const filters = listFilters(state, range);
 
