@@ -606,8 +606,7 @@ if (!INSIDE) {
       fn: async () => {
         const rows = (name: string) => `[data-groups=${name}] tbody tr`;
         // Within engineering, by team: platform's 3 calls (1 error) and 2 model calls first.
-        await page.goto(`${base}#/overview?dim.department=engineering`);
-        await page.waitForSelector("[data-kpi=cost]");
+        await openByHash(page, `${base}#/overview?dim.department=engineering`);
         await page.select("select[name=group_by]", "dim.team.id");
         await page.click("form[aria-label='Overview filters'] button[type=submit]");
         await page.waitForFunction(() => location.hash.includes("group_by=dim.team.id"));
@@ -731,6 +730,26 @@ async function axeCheck(page: Page, view: string): Promise<void> {
     v.impact === "serious" || v.impact === "critical"
   );
   assert.deepEqual(serious, [], `${view}: ${JSON.stringify(serious)}`);
+}
+
+/**
+ * Opens `url`, a new hash of the page already open, and waits until the dashboard has rendered
+ * it: the elements of the view shown before are gone.
+ */
+async function openByHash(page: Page, url: string): Promise<void> {
+  const renders = () =>
+    page.evaluate(() =>
+      performance.getEntriesByType("mark").filter((m) => m.name.startsWith("rendered:")).length
+    );
+  const before = await renders();
+  await page.goto(url);
+  await page.waitForFunction(
+    (before) =>
+      performance.getEntriesByType("mark").filter((m) => m.name.startsWith("rendered:")).length >
+        before,
+    {},
+    before,
+  );
 }
 
 /** Waits until the overview's headline figures read `expected` (a new render replaces the old). */
