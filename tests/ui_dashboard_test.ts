@@ -592,6 +592,20 @@ if (!INSIDE) {
           await page.evaluate(() => location.hash),
           "#/overview?window=7d&granularity=daily&dim.department=sales",
         );
+
+        // Risk, narrowed alike: none of the organization's flags is in sales' one session.
+        assert.ok((await api("/v1/insights/risk?window=7d")).summary.total_flags > 0);
+        await page.click("[data-kpi=flags]");
+        await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Risk");
+        assert.equal(
+          await page.evaluate(() => location.hash),
+          "#/risk?window=7d&granularity=daily&dim.department=sales",
+        );
+        assert.equal(await text(page, "[data-kpi=total_flags]"), "0");
+        await page.waitForFunction(() =>
+          document.querySelector("#scan-more")?.hasAttribute("disabled") === false
+        );
+        assert.match(await text(page, "main"), /0 flagged calls in the 1 most recent sessions/);
       },
     );
 
