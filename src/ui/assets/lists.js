@@ -1,5 +1,6 @@
-// Sessions and tool-call lists: every filter of the spec, pickers fed by the facets, the filters
-// in the URL (shareable, back button), and "Load more" on next_cursor.
+// Sessions and tool-call lists: every filter of the spec and the dimensions, pickers fed by the
+// facets and GET /v1/dimensions, the filters in the URL (shareable, back button), and "Load more"
+// on next_cursor.
 import { api, refusedKey } from "./api.js";
 import { dimensionFilters, dimensionSelects, loadDimensions } from "./dimensions.js";
 import {
