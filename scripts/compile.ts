@@ -1,9 +1,9 @@
 /**
  * Builds the single executable `dist/agent-telemetry` with `deno compile`.
  *
- * - Embeds the SQL (text imports), the reader thread module and DuckDB's
- *   native addon for this platform only (the other platforms' and the musl
- *   builds are excluded).
+ * - Embeds the SQL (text imports, and the migration folders), the reader
+ *   thread module and DuckDB's native addon for this platform only (the other
+ *   platforms' and the musl builds are excluded).
  * - `--self-extracting`: DuckDB's `duckdb.node` loads `libduckdb.so` from its
  *   own directory (`RUNPATH $ORIGIN`), and a plain compiled binary extracts
  *   only the `.node` file (denoland/deno#29203, #36626). A self-extracting
@@ -20,6 +20,9 @@
  *   Deno's DNS error and backtrace; `deno task release` needs no `denort`.
  * - Every worker module the program starts is embedded (`--include`); a test
  *   compares {@link WORKERS} with the `new Worker(...)` calls in `src/`.
+ * - So is every folder the program reads files from ({@link FOLDERS}: the
+ *   migrations, found by name in `sql/`); a test compares it with the folder
+ *   URLs (`new URL(".../", import.meta.url)`) in `src/`.
  *
  * @module
  */
@@ -50,6 +53,9 @@ export const WORKERS = [
   "src/store/sqlite/writer_worker.ts",
 ];
 
+/** The folders the program reads at run time, as `deno compile --include` paths. */
+export const FOLDERS = ["sql/postgres", "sql/sqlite"];
+
 /** The `deno compile` arguments. */
 export function compileArgs(output: string): string[] {
   const keep = duckdbBinding();
@@ -67,7 +73,7 @@ export function compileArgs(output: string): string[] {
     "--allow-env",
     "--allow-ffi",
     "--allow-sys",
-    ...WORKERS.flatMap((worker) => ["--include", worker]),
+    ...[...WORKERS, ...FOLDERS].flatMap((path) => ["--include", path]),
     ...excluded,
     "--output",
     output,

@@ -48,9 +48,13 @@ export interface RawRows {
     duration_ms: number | null;
     agent_system: string;
     model: string | null;
+    actor_id: string;
   }[];
   modelCalls: {
     org_id: string;
+    session_id: string;
+    actor_id: string;
+    agent_system: string;
     ts: number;
     provider_name: string;
     model: string;
@@ -62,6 +66,7 @@ export interface RawRows {
     estimated_cost_usd: number | null;
   }[];
   riskFlags: {
+    call_id: string;
     org_id: string;
     session_id: string;
     ts: number;
@@ -69,6 +74,7 @@ export interface RawRows {
     tool_name: string;
   }[];
   domainHits: {
+    call_id: string;
     org_id: string;
     session_id: string;
     ts: number;
@@ -375,6 +381,104 @@ export function referenceInsight(
     }
   }
   throw new Error(`Unknown insight: "${name}"`);
+}
+
+/** How rows are grouped: `actor`, `agent`, or `dim.<key>` with each session's value of the key. */
+export interface ReferenceGrouping {
+  by: string;
+  /** For `dim.<key>`: the sessions that hold the key, and their value. */
+  dimension?: ReadonlyMap<string, string>;
+}
+
+/** The table whose rows make an insight's groups, and what orders them (docs/api.md §4.23). */
+const GROUPED: Record<
+  string,
+  { table: keyof RawRows; headline: (summary: Record<string, unknown>) => number }
+> = {
+  "activity": { table: "toolCalls", headline: (summary) => Number(summary.total_calls) },
+  "top-tools": { table: "toolCalls", headline: (summary) => Number(summary.total_calls) },
+  "outliers": { table: "toolCalls", headline: (summary) => Number(summary.session_count) },
+  "cost": {
+    table: "modelCalls",
+    headline: (summary) => Number(summary.input_tokens) + Number(summary.output_tokens),
+  },
+  "risk": { table: "riskFlags", headline: (summary) => Number(summary.total_flags) },
+  "domains": { table: "domainHits", headline: (summary) => Number(summary.total_hits) },
+};
+
+/** Groups ordered as docs/api.md §4.23 says: biggest first, ties by value, the null group last. */
+export function orderGroups<T extends { value: string | null }>(
+  groups: T[],
+  headline: (group: T) => number,
+): T[] {
+  return groups.sort((a, b) =>
+    headline(b) - headline(a) ||
+    (a.value === null
+      ? (b.value === null ? 0 : 1)
+      : b.value === null
+      ? -1
+      : byCodePoint(a.value, b.value))
+  );
+}
+
+/** The groups of an ordered list as the envelope carries them: at most 100, and whether more. */
+function cappedGroups<T>(by: string, groups: T[]) {
+  return { group_by: by, groups: groups.slice(0, 100), groups_truncated: groups.length > 100 };
+}
+
+/**
+ * One of the spec's insights with `group_by` (docs/api.md §4.23): its body
+ * with `group_by`, `groups` and `groups_truncated`, each group's summary the
+ * insight's over that group's rows only (a flag or hit belongs to its tool
+ * call's actor and agent).
+ */
+export function referenceGroupedInsight(
+  raw: RawRows,
+  name: string,
+  orgId: string,
+  window: ReferenceWindow,
+  grouping: ReferenceGrouping,
+): Record<string, unknown> {
+  const calls = new Map(raw.toolCalls.map((row) => [`${row.org_id}\u0000${row.id}`, row]));
+  const owner = (
+    row: { org_id: string; call_id?: string; actor_id?: string; agent_system?: string },
+  ) => row.call_id === undefined ? row : calls.get(`${row.org_id}\u0000${row.call_id}`);
+  const valueOf = (row: {
+    org_id: string;
+    session_id: string;
+    call_id?: string;
+    actor_id?: string;
+    agent_system?: string;
+  }): string | null => {
+    if (grouping.by === "actor") return owner(row)?.actor_id || null;
+    if (grouping.by === "agent") return owner(row)?.agent_system || null;
+    return grouping.dimension!.get(row.session_id) ?? null;
+  };
+  const { table, headline } = GROUPED[name]!;
+  const mine = (raw[table] as { org_id: string; ts: number; session_id: string }[])
+    .filter((row) => row.org_id === orgId && row.ts >= window.start && row.ts < window.end);
+  const values = [...new Set(mine.map((row) => valueOf(row)))];
+  const only = (value: string | null): RawRows => {
+    const keep = <T extends { org_id: string; session_id: string }>(rows: readonly T[]) =>
+      rows.filter((row) => row.org_id === orgId && valueOf(row) === value);
+    return {
+      toolCalls: keep(raw.toolCalls),
+      modelCalls: keep(raw.modelCalls),
+      riskFlags: keep(raw.riskFlags),
+      domainHits: keep(raw.domainHits),
+    };
+  };
+  const groups = orderGroups(
+    values.map((value) => ({
+      value,
+      summary: referenceInsight(only(value), name, orgId, window).summary as Record<
+        string,
+        unknown
+      >,
+    })),
+    (group) => headline(group.summary),
+  );
+  return { ...referenceInsight(raw, name, orgId, window), ...cappedGroups(grouping.by, groups) };
 }
 
 /**
@@ -914,6 +1018,7 @@ export function referenceProductivity(
   window: ReferenceWindow,
   filters: { actor?: string; team?: readonly string[] } = {},
   names: ReadonlyMap<string, string> = new Map(),
+  grouping?: ReferenceGrouping,
 ): Record<string, unknown> {
   const chosen = (row: { org_id: string; actor_id: string }) =>
     row.org_id === orgId && (filters.actor === undefined || row.actor_id === filters.actor) &&
@@ -1085,7 +1190,7 @@ export function referenceProductivity(
       byCodePoint(a.agent, b.agent)
     )
     .slice(0, 500);
-  return {
+  const body = {
     window: {
       window: window.window,
       granularity: window.granularity,
@@ -1096,6 +1201,21 @@ export function referenceProductivity(
     series,
     breakdown,
   };
+  if (grouping === undefined) return body;
+  const valueOf = (fact: ProductivityFact): string | null =>
+    grouping.by === "actor"
+      ? fact.actorId || null
+      : grouping.by === "agent"
+      ? fact.agent || null
+      : grouping.dimension!.get(fact.sessionId) ?? null;
+  const groups = orderGroups(
+    [...groupBy(facts, (fact) => JSON.stringify(valueOf(fact)))].map(([value, list]) => ({
+      value: JSON.parse(value) as string | null,
+      summary: withRatios(list),
+    })),
+    (group) => group.summary.sessions,
+  );
+  return { ...body, ...cappedGroups(grouping.by, groups) };
 }
 
 /** One finished Bash call in a session of its own, running `command`. */

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { parseCommandFlags } from "../src/cli/flags.ts";
 import { serveCommand, serveFlags } from "../src/cli/serve.ts";
 import { ConfigError, DEFAULT_DIMENSION_KEYS, resolveServeConfig } from "../src/config.ts";
+import { DIMENSION_FEW } from "../src/store/telemetry_queries.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
 import { claudeExport, toolResult } from "./_otlp.ts";
 import { replayRecordedJson } from "./_recorded_json.ts";
@@ -363,3 +364,59 @@ engineTest("every agent's recorded logs and a span keep their resource's dimensi
     [],
   );
 });
+
+engineTest(
+  "a tool-call page narrowed by a rare or a common dimension value reads the same calls either way",
+  async () => {
+    await using server = await startTestServer();
+    const a = await server.createOrg("Acme");
+    const b = await server.createOrg("Globex");
+    const sendCalls = async (key: string, team: string, session: string, at: number, n: number) => {
+      for (let start = 0; start < n; start += 500) {
+        const records = Array.from({ length: Math.min(500, n - start) }, (_, i) =>
+          toolResult({
+            session,
+            id: `${session}-${start + i}`,
+            tool: "Read",
+            timeMs: at + start + i,
+          }));
+        const response = await server.ingest(
+          "/v1/logs",
+          exportWith({ "team.id": team }, records),
+          key,
+        );
+        assert.deepEqual(response.status, 200, await response.text());
+      }
+    };
+    // The rare value: one session, older than every other call; the common
+    // one: more calls than a page reads along the session index.
+    await sendCalls(a.ingestKey, "rare", "s-rare", T - 60_000, 3);
+    const common = DIMENSION_FEW.calls + 200;
+    await sendCalls(a.ingestKey, "common", "s-common-1", T, common / 2);
+    await sendCalls(a.ingestKey, "common", "s-common-2", T + common, common / 2);
+    // Another organization's session of the same value, newer than all of them.
+    await sendCalls(b.ingestKey, "rare", "s-b", T + 2 * common, 5);
+
+    const ids = (body: { data: { id: string }[] }) => body.data.map((call) => call.id);
+    const rare = await server.getJson("/v1/tool-calls?dim.team.id=rare&limit=2", a.apiKey);
+    assert.deepEqual(rare.status, 200);
+    const next = await server.getJson(
+      `/v1/tool-calls?dim.team.id=rare&limit=2&cursor=${rare.body.next_cursor}`,
+      a.apiKey,
+    );
+    const bySession = await server.getJson("/v1/tool-calls?session_id=s-rare", a.apiKey);
+    assert.deepEqual([...ids(rare.body), ...ids(next.body)], ids(bySession.body));
+    assert.deepEqual(ids(bySession.body).length, 3);
+    assert.deepEqual(next.body.next_cursor ?? null, null);
+
+    // The common value's pages are the organization's newest calls.
+    const unfiltered = await server.getJson("/v1/tool-calls?limit=500", a.apiKey);
+    const page = await server.getJson("/v1/tool-calls?dim.team.id=common&limit=500", a.apiKey);
+    assert.deepEqual(ids(page.body), ids(unfiltered.body));
+
+    const exported = await ndjson(server, "/v1/export/tool-calls?dim.team.id=rare", a.apiKey);
+    assert.deepEqual(exported.map((call) => call.id), ids(bySession.body).reverse());
+    const theirs = await ndjson(server, "/v1/export/tool-calls?dim.team.id=rare", b.apiKey);
+    assert.deepEqual(theirs.length, 5);
+  },
+);

@@ -292,15 +292,36 @@ engineTest(
     }
     // `before` far in the future selects nothing away but takes the grouped path.
     const future = "9999-12-31T00:00:00Z";
-    for (const days of [1, 2.5, 5]) {
-      const after = iso(now.getTime() - days * 86_400_000);
-      const recent = await walkSessions(server, org.apiKey, `after=${after}`);
+    const whole = await walkSessions(server, org.apiKey, "") as SessionRow[];
+    const began = new Map(whole.map((session) => [session.session_id, session.first_seen]));
+    let [inside, straddling] = [0, 0];
+    // Days back, and bounds just after a session's first call (it straddles them).
+    const spanning = whole.filter((session) => session.first_seen < session.last_seen);
+    const bounds = [
+      ...[1, 2.5, 5].map((days) => now.getTime() - days * 86_400_000),
+      ...spanning.slice(-3).map((session) => Date.parse(session.first_seen) + 1),
+    ];
+    for (const bound of bounds) {
+      const after = iso(bound);
+      const recent = await walkSessions(server, org.apiKey, `after=${after}`) as SessionRow[];
       const grouped = await walkSessions(server, org.apiKey, `after=${after}&before=${future}`);
       assert.ok(recent.length > 5, `${recent.length} sessions since ${after}`);
       assert.deepEqual(recent, grouped);
+      const before = recent.filter((session) => began.get(session.session_id)! < after).length;
+      straddling += before;
+      inside += recent.length - before;
     }
+    // Both kinds of a page were read: sessions that began inside the window
+    // (their stored row answers) and sessions that straddle its bound.
+    assert.ok(inside > 0 && straddling > 0, `${inside} inside, ${straddling} straddling`);
   },
 );
+
+interface SessionRow {
+  "session_id": string;
+  "first_seen": string;
+  "last_seen": string;
+}
 
 /** Every session of a filtered walk, three per page. */
 async function walkSessions(server: TestServer, key: string, filters: string) {

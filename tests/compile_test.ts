@@ -4,7 +4,7 @@
  * says clearly that it skipped otherwise.
  */
 import assert from "node:assert/strict";
-import { compileArgs, WORKERS } from "../scripts/compile.ts";
+import { compileArgs, FOLDERS, WORKERS } from "../scripts/compile.ts";
 import { workerModules } from "../scripts/release.ts";
 
 const denort = Deno.env.get("DENORT_BIN");
@@ -35,6 +35,27 @@ Deno.test("every worker src/ starts is embedded by compile", async () => {
   };
   await walk("src");
   assert.deepEqual([...started].sort(), [...WORKERS].sort());
+});
+
+Deno.test("every folder src/ reads files from is embedded by compile", async () => {
+  const read = new Set<string>();
+  const folderUrl = /new\s+URL\(\s*"(\.{1,2}\/[^"]*\/)"\s*,\s*import\.meta\.url\s*\)/g;
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (path.endsWith(".ts")) {
+        for (const [, folder] of (await Deno.readTextFile(`${ROOT}${path}`)).matchAll(folderUrl)) {
+          read.add(new URL(folder!, `file:///${path}`).pathname.slice(1).replace(/\/$/, ""));
+        }
+      }
+    }
+  };
+  await walk("src");
+  assert.ok(read.has("sql/sqlite") && read.has("sql/postgres"), "the migration folders are read");
+  assert.deepEqual([...read].sort(), [...FOLDERS].sort());
+  const args = compileArgs("dist/x");
+  for (const folder of FOLDERS) assert.ok(args.includes(folder), `${folder} is not included`);
 });
 
 async function canUnshare(): Promise<boolean> {

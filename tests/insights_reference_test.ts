@@ -7,6 +7,7 @@ import {
   type InsightsEnv,
   type InsightsOrg,
   readStoredRows,
+  referenceGroupedInsight,
   referenceInsight,
   startInsightsEnv,
   windowOf,
@@ -23,7 +24,8 @@ const COMBINATIONS = [
 
 /**
  * Every insight, window and granularity for each org, against the reference
- * and (on the embedded store) the SQLite rollups.
+ * and (on the embedded store) the SQLite rollups; and grouped by agent
+ * (docs/api.md §4.23), each agent's summary against the reference's.
  */
 async function assertAllMatch(env: InsightsEnv, orgs: InsightsOrg[]): Promise<void> {
   const raw = await readStoredRows(env);
@@ -42,14 +44,25 @@ async function assertAllMatch(env: InsightsEnv, orgs: InsightsOrg[]): Promise<vo
           assert.equal(resolved.granularity, granularity);
           const expected = referenceInsight(raw, name, org.orgId, resolved);
           assertInsightEqual(body, expected, `${org.orgId} ${path}`);
+          const grouped = await env.get(`${path}&group_by=agent`, org.apiKey);
+          const byAgent = { by: "agent" };
+          assertInsightEqual(
+            grouped.body,
+            referenceGroupedInsight(raw, name, org.orgId, windowOf(grouped.body), byAgent),
+            `${org.orgId} ${path}&group_by=agent`,
+          );
           if (sqlite === null) continue;
-          const viaSqlite = runSqliteInsight(sqlite, name, org.orgId, {
-            window,
-            granularity,
-            start: resolved.start,
-            end: resolved.end,
-          });
+          const sqliteWindow = { window, granularity, start: resolved.start, end: resolved.end };
+          const viaSqlite = runSqliteInsight(sqlite, name, org.orgId, sqliteWindow);
           assertInsightEqual(viaSqlite, expected, `SQLite ${org.orgId} ${path}`);
+          const groupedViaSqlite = runSqliteInsight(sqlite, name, org.orgId, sqliteWindow, {
+            by: "agent",
+          });
+          assertInsightEqual(
+            groupedViaSqlite,
+            referenceGroupedInsight(raw, name, org.orgId, resolved, byAgent),
+            `SQLite ${org.orgId} ${path} by agent`,
+          );
         }
       }
     }

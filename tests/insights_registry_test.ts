@@ -36,6 +36,17 @@ Deno.test("every insight SQL file is the SQL of one registry entry", () => {
   assert.deepEqual(SQLITE_ROUTES, { risk: ["7d", "30d"] });
 });
 
+Deno.test("every insight's SQL, on each engine, has a groups statement for group_by", () => {
+  for (const definition of Object.values(INSIGHTS)) {
+    for (const sql of [definition.sql, definition.sqlite?.sql ?? definition.sql]) {
+      const groups = sql.groups ?? "";
+      for (const marker of ["/*group_value*/", "/*group_join*/", "$group_limit"]) {
+        assert.ok(groups.includes(marker), `${definition.name}: groups without ${marker}`);
+      }
+    }
+  }
+});
+
 Deno.test("every registry entry is served at its route", async () => {
   await using server = await startTestServer();
   const org = await server.createOrg();

@@ -244,12 +244,12 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
     "dim.<key>",
     "after_id",
   ],
-  "/v1/insights/activity": ["window", "granularity", "repository", "dim.<key>"],
-  "/v1/insights/top-tools": ["window", "granularity", "repository", "dim.<key>"],
-  "/v1/insights/outliers": ["window", "granularity", "repository", "dim.<key>"],
-  "/v1/insights/cost": ["window", "granularity", "repository", "dim.<key>"],
-  "/v1/insights/risk": ["window", "granularity", "repository", "dim.<key>"],
-  "/v1/insights/domains": ["window", "granularity", "repository", "dim.<key>"],
+  "/v1/insights/activity": ["window", "granularity", "repository", "dim.<key>", "group_by"],
+  "/v1/insights/top-tools": ["window", "granularity", "repository", "dim.<key>", "group_by"],
+  "/v1/insights/outliers": ["window", "granularity", "repository", "dim.<key>", "group_by"],
+  "/v1/insights/cost": ["window", "granularity", "repository", "dim.<key>", "group_by"],
+  "/v1/insights/risk": ["window", "granularity", "repository", "dim.<key>", "group_by"],
+  "/v1/insights/domains": ["window", "granularity", "repository", "dim.<key>", "group_by"],
   "/v1/insights/productivity": [
     "window",
     "granularity",
@@ -257,6 +257,7 @@ const SPEC_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
     "team",
     "repository",
     "dim.<key>",
+    "group_by",
   ],
   "/healthz": [],
   "/readyz": [],
@@ -416,6 +417,9 @@ async function conformanceCases(server: TestServer, org: TestOrg): Promise<Case[
       ok(path, `${path}?window=90D`),
       fails(path, `${path}?window=7d&granularity=weekly`, 400),
       fails(path, `${path}?window=1y`, 400),
+      ok(path, `${path}?window=90d&group_by=actor`),
+      ok(path, `${path}?window=90d&group_by=dim.team.id`),
+      fails(path, `${path}?group_by=team`, 400),
     ];
   };
   return [

@@ -121,6 +121,43 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         );
       });
     }
+    await t.step(
+      "a dimension filter: a few sessions' calls along the session index, else the time index",
+      () => {
+        const dims: [string, string][][] = [[["team.id", "web"]], [["team.id", "web"], [
+          "department",
+          "eng",
+        ]]];
+        const filters = dims.flatMap((dims) => [{ dims }, { dims, outcome: "error" }]);
+        for (const filter of filters) {
+          const unnarrowed = filter.outcome ? "tool_calls_by_outcome" : "tool_calls_by_time";
+          for (const after of [null, cursor]) {
+            for (
+              const detail of [
+                plan(db, sqliteQueries.toolCallsPage("org", filter, after, 50)),
+                plan(db, sqliteQueries.exportToolCallsPage("org", filter, after, 1000)),
+              ]
+            ) {
+              const [few, many] = detail.split("CO-ROUTINE many");
+              // Without the session index, a value of one old session walked
+              // the organization's whole time index (650 ms at 1M calls).
+              assert.match(few!, /SEARCH tool_calls USING INDEX tool_calls_by_session /, detail);
+              assert.match(
+                many!,
+                new RegExp(`SEARCH tool_calls USING INDEX ${unnarrowed} `),
+                detail,
+              );
+              assert.match(few!, /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/);
+              assert.doesNotMatch(
+                detail,
+                /SCAN (tool_calls|sessions|session_dimensions)\b/,
+                detail,
+              );
+            }
+          }
+        }
+      },
+    );
     for (const [name, filter] of filters) {
       await t.step(`the export of tool calls, ${name}, first page and a resumed page`, () => {
         for (const after of [null, cursor]) {

@@ -24,3 +24,18 @@ FROM tool_calls
 WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY bucket
 ORDER BY bucket;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- name: groups
+SELECT
+  /*group_value*/ AS group_value,
+  count(*) AS total_calls,
+  count(*) FILTER (WHERE outcome = 'error') AS error_count,
+  count(DISTINCT session_id) AS session_count
+FROM tool_calls /*group_join*/
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
+GROUP BY group_value
+ORDER BY total_calls DESC, group_value NULLS LAST
+LIMIT $group_limit;

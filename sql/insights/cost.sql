@@ -47,3 +47,24 @@ WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/ AND model <> ''
 GROUP BY provider_name, model
 ORDER BY sum(input_tokens) + sum(output_tokens) DESC, provider_name, model
 LIMIT 50;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- name: groups
+SELECT
+  /*group_value*/ AS group_value,
+  coalesce(sum(input_tokens), 0) AS input_tokens,
+  coalesce(sum(output_tokens), 0) AS output_tokens,
+  coalesce(sum(cache_read_tokens), 0) AS cache_read_tokens,
+  coalesce(sum(cache_creation_tokens), 0) AS cache_creation_tokens,
+  coalesce(sum(cost_usd), 0) AS cost_usd,
+  count(cost_usd) > 0 AS cost_available,
+  coalesce(sum(estimated_cost_usd), 0) AS estimated_cost_usd,
+  count(*) AS call_count
+FROM model_calls /*group_join*/
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
+GROUP BY group_value
+ORDER BY coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0) DESC,
+  group_value NULLS LAST
+LIMIT $group_limit;

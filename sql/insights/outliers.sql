@@ -57,3 +57,30 @@ FROM outliers AS o
 JOIN calls AS c ON c.session_id = o.session_id
 GROUP BY o.session_id, o.call_count
 ORDER BY o.call_count DESC, o.session_id;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- A group's p95 is over its own sessions' counts.
+-- name: groups
+WITH counts AS (
+  SELECT /*group_value*/ AS group_value, session_id, count(*) AS call_count
+  FROM tool_calls /*group_join*/
+  WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
+  GROUP BY group_value, session_id
+),
+thresholds AS (
+  SELECT group_value, quantile_cont(call_count, 0.95) AS p95, count(*) AS session_count
+  FROM counts
+  GROUP BY group_value
+)
+SELECT
+  t.group_value,
+  t.p95 AS p95_call_count,
+  (SELECT count(*) FROM counts AS c
+    WHERE c.group_value IS NOT DISTINCT FROM t.group_value AND c.call_count > t.p95)
+    AS outlier_count,
+  t.session_count
+FROM thresholds AS t
+ORDER BY t.session_count DESC, t.group_value NULLS LAST
+LIMIT $group_limit;

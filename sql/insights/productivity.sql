@@ -163,3 +163,36 @@ FROM facts
 WHERE accepted IS NOT NULL OR rejected IS NOT NULL
 GROUP BY actor_id, agent, tool, language
 ORDER BY actor_id, agent, tool, language;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- name: groups
+SELECT
+  /*group_value*/ AS group_value,
+  count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions,
+  sum(active_user) AS active_time_user_s,
+  sum(active_cli) AS active_time_cli_s,
+  sum(lines_added) AS lines_added,
+  sum(lines_removed) AS lines_removed,
+  CASE
+    WHEN bool_or(metric_lines) AND bool_or(derived_lines) THEN 'mixed'
+    WHEN bool_or(metric_lines) THEN 'metrics'
+    WHEN bool_or(derived_lines) THEN 'tool_calls'
+  END AS lines_source,
+  sum(commits) AS commits,
+  sum(pull_requests) AS pull_requests,
+  sum(accepted) AS edits_accepted,
+  sum(rejected) AS edits_rejected,
+  coalesce(sum(accepted), 0)
+    / nullif(coalesce(sum(accepted), 0) + coalesce(sum(rejected), 0), 0) AS acceptance_rate,
+  sum(cost) AS cost_usd,
+  sum(estimate) AS estimated_cost_usd,
+  sum(cost) * 1000
+    / nullif(coalesce(sum(lines_added), 0) + coalesce(sum(lines_removed), 0), 0)
+    AS cost_per_1k_lines,
+  sum(cost) / nullif(sum(commits), 0) AS cost_per_commit
+FROM facts /*group_join*/
+GROUP BY group_value
+ORDER BY sessions DESC, group_value NULLS LAST
+LIMIT $group_limit;

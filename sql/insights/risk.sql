@@ -34,3 +34,18 @@ WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY flag
 ORDER BY flags DESC, flag
 LIMIT 50;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- name: groups
+SELECT
+  /*group_value*/ AS group_value,
+  count(*) AS total_flags,
+  count(DISTINCT session_id) AS sessions_flagged,
+  count(DISTINCT flag) AS distinct_flag_kinds
+FROM risk_flags /*group_join*/
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
+GROUP BY group_value
+ORDER BY total_flags DESC, group_value NULLS LAST
+LIMIT $group_limit;

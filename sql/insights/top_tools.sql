@@ -25,3 +25,17 @@ WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
 GROUP BY tool_name, tool_type
 ORDER BY calls DESC, tool_name, tool_type
 LIMIT 50;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- name: groups
+SELECT
+  /*group_value*/ AS group_value,
+  count(*) AS total_calls,
+  count(DISTINCT tool_name) AS unique_tools
+FROM tool_calls /*group_join*/
+WHERE org_id = $org AND ts >= $start AND ts < $end /*sessions*/
+GROUP BY group_value
+ORDER BY total_calls DESC, group_value NULLS LAST
+LIMIT $group_limit;

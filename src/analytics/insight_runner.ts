@@ -17,6 +17,7 @@ import { InsightCache, type WindowEdges, windowEdgesSql } from "./insight_cache.
 import {
   DUCKDB_INSIGHT_SQL,
   type InsightBody,
+  type InsightGrouping,
   type InsightName,
   insightQuery,
   type InsightRequest,
@@ -158,9 +159,9 @@ export class CachedInsights {
   }
 
   async answer(request: InsightRequest, deadline: number): Promise<InsightBody> {
-    const { name, orgId, window, filters = {} } = request;
+    const { name, orgId, window, filters = {}, grouping } = request;
     if (this.#store !== null && name !== "productivity" && routedToSqlite(name, window, filters)) {
-      return this.#answerFromStore(this.#store, name, orgId, window);
+      return this.#answerFromStore(this.#store, name, orgId, window, grouping);
     }
     const arrived = Date.now();
     let floor = this.#reader.staleFloor();
@@ -247,8 +248,9 @@ export class CachedInsights {
     name: InsightName,
     orgId: string,
     window: InsightWindow,
+    grouping: InsightGrouping | undefined,
   ): Promise<InsightBody> {
-    const key = `sqlite\u0000${InsightCache.key(name, orgId, window)}`;
+    const key = `sqlite\u0000${InsightCache.key(name, orgId, window)}\u0000${grouping?.by ?? ""}`;
     const floor = this.#reader.receivingFloor();
     if (floor !== null) {
       // NaN: no position is known, only an answer recent enough is taken.
@@ -269,9 +271,9 @@ export class CachedInsights {
     }
     this.#misses++;
     const [table = "tool_calls"] = tablesRead(DUCKDB_INSIGHT_SQL[name]);
-    const batch = sqliteInsightBatch(name, orgId, window, table, this.#edgeHorizonMs);
+    const batch = sqliteInsightBatch(name, orgId, window, table, this.#edgeHorizonMs, grouping);
     const results = await store.read(batch);
-    const answer = sqliteInsightAnswer(name, window, results);
+    const answer = sqliteInsightAnswer(name, window, results, grouping);
     this.#cache.set(key, answer.seq, window, answer.edges, answer.body, readsStarted);
     return answer.body;
   }
@@ -326,17 +328,21 @@ function earliest(a: number | null, b: unknown): number | null {
 }
 
 /**
- * What a cached answer is keyed on: the insight, organization and window, and
+ * What a cached answer is keyed on: the insight, organization and window,
  * every filter, the dimension filters with how many sessions they selected
- * (a session that gained the dimension since is a new answer).
+ * (a session that gained the dimension since is a new answer), and the
+ * grouping, `dim.<key>` with how many sessions hold the key (a session's
+ * value never changes once stored: more sessions is the only change).
  */
-function cacheKey({ name, orgId, window, filters = {} }: InsightRequest): string {
+function cacheKey({ name, orgId, window, filters = {}, grouping }: InsightRequest): string {
   return JSON.stringify([
     InsightCache.key(name, orgId, window),
     filters.actor ?? "",
     filters.team ?? [],
     filters.dims ?? [],
     filters.sessions?.length ?? null,
+    grouping?.by ?? null,
+    grouping?.sessions?.length ?? null,
   ]);
 }
 

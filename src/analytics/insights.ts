@@ -79,6 +79,11 @@ export interface InsightDefinition {
    * over the data with GROUPING SETS), its rows told apart by their `level`.
    */
   rollup?: Readonly<Record<"summary" | "series" | "breakdown", number>>;
+  /**
+   * Where its `groups` statement finds a row's actor and agent: its own
+   * columns, or `"call"`: the tool call its `call_id` names.
+   */
+  groupColumns: { actor: string; agent: string } | "call";
 }
 
 /** A statement whose rows become a field of the breakdown row with the same key. */
@@ -111,6 +116,73 @@ export interface InsightFilters {
   sessions?: readonly string[];
 }
 
+/** What `group_by` may name (docs/api.md §4.23): `dim.<key>` for a configured key. */
+export type GroupBy = "actor" | "agent" | `dim.${string}`;
+
+/** The most groups an answer holds (docs/api.md §4.23): the biggest, `groups_truncated` says when more. */
+export const MAX_GROUPS = 100;
+
+/** One summary per group of an insight (docs/api.md §4.23). */
+export interface InsightGrouping {
+  by: GroupBy;
+  /**
+   * For `dim.<key>` on the replica: every session of the organization with
+   * the key and, at the same index in `values`, its value, read from the
+   * store at the request (SQLite reads its own table instead).
+   */
+  sessions?: readonly string[];
+  values?: readonly string[];
+}
+
+/** The engines that run insight SQL: the replica, or the SQLite store itself. */
+export type InsightEngine = "duckdb" | "sqlite";
+
+/** Where a `groups` statement selects its group's value, and joins what holds it. */
+const GROUP_VALUE_MARKER = "/*group_value*/";
+const GROUP_JOIN_MARKER = "/*group_join*/";
+
+/**
+ * Each session's dimension value: on the replica, the `[session, value]`
+ * pairs read from the store, bound as one JSON text (binding them as two
+ * lists took twice as long at 20,000 sessions); SQLite reads its own table.
+ */
+const DIMENSION_GROUP_JOIN: Readonly<Record<InsightEngine, string>> = {
+  duckdb: "LEFT JOIN (SELECT pair[1] AS group_session, pair[2] AS group_value " +
+    `FROM (SELECT unnest(from_json($group_pairs, '[["VARCHAR"]]')) AS pair)) AS group_of ` +
+    "ON group_of.group_session = session_id",
+  sqlite: "LEFT JOIN (SELECT session_id AS group_session, value AS group_value " +
+    "FROM session_dimensions WHERE org_id = $org AND key = $group_key) AS group_of " +
+    "ON group_of.group_session = session_id",
+};
+
+/** A flag's or a hit's actor or agent: its tool call's (same time as the call). */
+function callGroupJoin(column: string): string {
+  return `LEFT JOIN (SELECT id AS group_call, nullif(${column}, '') AS group_value ` +
+    "FROM tool_calls WHERE org_id = $org AND ts >= $start AND ts < $end) AS group_of " +
+    "ON group_of.group_call = call_id";
+}
+
+/** The group's value and join of one insight's `groups` statement. */
+function groupSplice(
+  definition: InsightDefinition,
+  by: GroupBy,
+  engine: InsightEngine,
+): { value: string; join: string } {
+  if (by.startsWith("dim.")) {
+    return { value: "group_of.group_value", join: DIMENSION_GROUP_JOIN[engine] };
+  }
+  const { groupColumns } = definition;
+  const role = by as "actor" | "agent";
+  if (groupColumns === "call") {
+    return {
+      value: "group_of.group_value",
+      join: callGroupJoin(role === "actor" ? "actor_id" : "agent_system"),
+    };
+  }
+  // An empty actor or agent is no value: the null group.
+  return { value: `nullif(${groupColumns[role]}, '')`, join: "" };
+}
+
 /** Where a statement's reads take {@link InsightFilters.sessions} (`sql/insights/*.sql`). */
 const SESSIONS_MARKER = "/*sessions*/";
 
@@ -123,6 +195,17 @@ export interface InsightBody {
   summary: Record<string, unknown>;
   series: Record<string, unknown>[] | null;
   breakdown: Record<string, unknown>[] | null;
+  /** With `group_by` only (docs/api.md §4.23). */
+  "group_by"?: GroupBy;
+  groups?: InsightGroup[];
+  "groups_truncated"?: boolean;
+}
+
+/** One group's summary (`label`: an actor's name, added by the route). */
+export interface InsightGroup {
+  value: string | null;
+  label?: string;
+  summary: Record<string, unknown>;
 }
 
 /** What productivity counts, per bucket: counts only, `cost_usd` null when none reported. */
@@ -174,9 +257,21 @@ function specInsight(
   sql: string,
   fields: Pick<InsightDefinition, "summary" | "series" | "breakdown">,
   sqlite: InsightDefinition["sqlite"] = { windows: [] },
+  groupColumns: InsightDefinition["groupColumns"] = OWN_ACTOR_AND_AGENT,
 ): InsightDefinition {
-  return { name, spec: true, sql: parseNamedSql(sql), sqlite, actorFilters: false, ...fields };
+  return {
+    name,
+    spec: true,
+    sql: parseNamedSql(sql),
+    sqlite,
+    actorFilters: false,
+    groupColumns,
+    ...fields,
+  };
 }
+
+/** Rows that carry their actor and agent (tool calls, model calls). */
+const OWN_ACTOR_AND_AGENT = { actor: "actor_id", agent: "agent_system" } as const;
 
 /** The registry: every insight served, the spec's six in the spec's order, then the extensions. */
 export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
@@ -229,22 +324,35 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "call_count": "int",
     },
   }),
-  "risk": specInsight("risk", riskSql, {
-    summary: { "total_flags": "int", "sessions_flagged": "int", "distinct_flag_kinds": "int" },
-    series: { "bucket": "time", "flag": "string", "flags": "int" },
-    breakdown: { "flag": "string", "flags": "int", "sessions": "int", "tools": "int" },
-  }, RISK_ON_SQLITE),
-  "domains": specInsight("domains", domainsSql, {
-    summary: { "total_hits": "int", "unique_domains": "int", "sessions": "int" },
-    series: { "bucket": "time", "hits": "int", "unique_domains": "int" },
-    breakdown: { "domain": "string", "scheme": "string", "hits": "int", "sessions": "int" },
-  }),
+  "risk": specInsight(
+    "risk",
+    riskSql,
+    {
+      summary: { "total_flags": "int", "sessions_flagged": "int", "distinct_flag_kinds": "int" },
+      series: { "bucket": "time", "flag": "string", "flags": "int" },
+      breakdown: { "flag": "string", "flags": "int", "sessions": "int", "tools": "int" },
+    },
+    RISK_ON_SQLITE,
+    "call",
+  ),
+  "domains": specInsight(
+    "domains",
+    domainsSql,
+    {
+      summary: { "total_hits": "int", "unique_domains": "int", "sessions": "int" },
+      series: { "bucket": "time", "hits": "int", "unique_domains": "int" },
+      breakdown: { "domain": "string", "scheme": "string", "hits": "int", "sessions": "int" },
+    },
+    { windows: [] },
+    "call",
+  ),
   "productivity": {
     name: "productivity",
     spec: false,
     sql: withPrelude(parseNamedSql(productivitySql), "facts"),
     sqlite: null,
     actorFilters: true,
+    groupColumns: { actor: "actor_id", agent: "agent" },
     summary: { ...PRODUCTIVITY_COUNTS, ...PRODUCTIVITY_RATIOS },
     series: { "bucket": "time", ...PRODUCTIVITY_SERIES },
     breakdown: {
@@ -279,7 +387,7 @@ function withPrelude(sql: Record<string, string>, prelude: string): Record<strin
 
 /** A section of an insight and its SQL with the parameters it names. */
 export interface InsightStatement {
-  section: "summary" | "series" | "breakdown" | "rollup" | "decisions";
+  section: "summary" | "series" | "breakdown" | "rollup" | "decisions" | "groups";
   sql: string;
   /** A list is the dimension filters' sessions (bound as `VARCHAR[]`). */
   params: Record<string, string | number | readonly string[]>;
@@ -289,9 +397,8 @@ export interface InsightStatement {
 function insightStatements(
   definition: InsightDefinition,
   sql: Readonly<Record<string, string>>,
-  orgId: string,
-  window: InsightWindow,
-  filters: InsightFilters = {},
+  engine: InsightEngine,
+  { orgId, window, filters = {}, grouping }: InsightRequest,
 ): InsightStatement[] {
   const { width, offset } = bucketParams(window.granularity);
   const values: Record<string, string | number | readonly string[]> = {
@@ -304,14 +411,24 @@ function insightStatements(
     actor: filters.actor ?? "",
     team: (filters.team ?? []).join(","),
     sessions: filters.sessions ?? [],
+    "group_limit": MAX_GROUPS + 1,
+    "group_key": grouping?.by.startsWith("dim.") ? grouping.by.slice("dim.".length) : "",
+    "group_pairs": JSON.stringify(
+      (grouping?.sessions ?? []).map((session, i) => [session, grouping!.values![i]]),
+    ),
   };
   const sections: InsightStatement["section"][] = definition.rollup !== undefined
     ? ["rollup"]
     : (["summary", "series", "breakdown"] as const)
       .filter((section) => section === "summary" || definition[section] !== null);
   if (definition.nested !== undefined) sections.push(definition.nested.section);
+  if (grouping !== undefined) sections.push("groups");
   return sections.map((section) => {
-    const text = narrowed(sql[section], filters.sessions);
+    let text = narrowed(sql[section], filters.sessions);
+    if (section === "groups" && text !== undefined) {
+      const { value, join } = groupSplice(definition, grouping!.by, engine);
+      text = text.replaceAll(GROUP_VALUE_MARKER, value).replaceAll(GROUP_JOIN_MARKER, join);
+    }
     if (text === undefined) throw new Error(`Missing SQL for ${definition.name}: "${section}"`);
     const params: InsightStatement["params"] = {};
     for (const [, name] of text.matchAll(/\$(\w+)/g)) {
@@ -343,27 +460,42 @@ export interface InsightQuery {
   body(results: readonly (readonly ReplicaRow[] | undefined)[]): InsightBody;
 }
 
-/** One insight asked for: which, of which organization, over which window, narrowed how. */
+/** One insight asked for: which, of which organization, over which window, narrowed how, grouped how. */
 export interface InsightRequest {
   name: AnyInsightName;
   orgId: string;
   window: InsightWindow;
   filters?: InsightFilters;
+  grouping?: InsightGrouping;
 }
 
-/** The insight a request asks for, over the engine's statements `sql`. */
+/** The insight a request asks for, over the statements `sql` of `engine`. */
 export function insightQuery(
-  { name, orgId, window, filters = {} }: InsightRequest,
+  request: InsightRequest,
   sql: Readonly<Record<string, string>>,
+  engine: InsightEngine = "duckdb",
 ): InsightQuery {
-  const definition = INSIGHTS[name];
-  const statements = insightStatements(definition, sql, orgId, window, filters);
+  const definition = INSIGHTS[request.name];
+  const statements = insightStatements(definition, sql, engine, request);
   return {
     statements,
     body(results) {
       const rows: Partial<Record<InsightStatement["section"], readonly ReplicaRow[]>> = {};
       statements.forEach((statement, i) => rows[statement.section] = results[i] ?? []);
-      return insightBody(definition, window, rows);
+      const body = insightBody(definition, request.window, rows);
+      if (request.grouping === undefined) return body;
+      const groups = rows.groups ?? [];
+      return {
+        ...body,
+        "group_by": request.grouping.by,
+        groups: groups.slice(0, MAX_GROUPS).map((row) => ({
+          value: row.group_value === null || row.group_value === undefined
+            ? null
+            : String(row.group_value),
+          summary: shapeRow(definition.summary, row),
+        })),
+        "groups_truncated": groups.length > MAX_GROUPS,
+      };
     },
   };
 }

@@ -27,7 +27,7 @@
  */
 import { log } from "../log.ts";
 import { directoryWritable } from "../store/sqlite/database.ts";
-import type { AnyInsightName, InsightBody, InsightFilters } from "./insights.ts";
+import type { AnyInsightName, InsightBody, InsightFilters, InsightGrouping } from "./insights.ts";
 import {
   CachedInsights,
   type InsightCacheStats,
@@ -45,11 +45,15 @@ import type { InsightWindow } from "./window.ts";
 
 export {
   type AnyInsightName,
+  type GroupBy,
   INSIGHT_NAMES,
   type InsightBody,
   type InsightFilters,
+  type InsightGroup,
+  type InsightGrouping,
   type InsightName,
   INSIGHTS,
+  MAX_GROUPS,
 } from "./insights.ts";
 export type { InsightCacheStats, StoreReader } from "./insight_runner.ts";
 export { routedToSqlite, runSqliteInsight, SQLITE_ROUTES } from "./sqlite_insights.ts";
@@ -154,6 +158,7 @@ export interface Analytics {
     orgId: string,
     window: InsightWindow,
     filters?: InsightFilters,
+    grouping?: InsightGrouping,
   ): Promise<InsightBody>;
   /**
    * The same body as {@link insight}, from the cache when the replica and the
@@ -165,6 +170,7 @@ export interface Analytics {
     orgId: string,
     window: InsightWindow,
     filters?: InsightFilters,
+    grouping?: InsightGrouping,
   ): Promise<InsightBody>;
   /** Hits and misses of {@link cachedInsight} so far, and the bytes it holds. */
   readonly cacheStats: InsightCacheStats;
@@ -241,10 +247,14 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
   return {
     catchUp,
     ready,
-    insight: (name, orgId, window, filters) =>
-      runInsight(reader, { name, orgId, window, filters }, Date.now() + options.timeoutMs),
-    cachedInsight: (name, orgId, window, filters) =>
-      cached.answer({ name, orgId, window, filters }, Date.now() + options.timeoutMs),
+    insight: (name, orgId, window, filters, grouping) =>
+      runInsight(
+        reader,
+        { name, orgId, window, filters, grouping },
+        Date.now() + options.timeoutMs,
+      ),
+    cachedInsight: (name, orgId, window, filters, grouping) =>
+      cached.answer({ name, orgId, window, filters, grouping }, Date.now() + options.timeoutMs),
     get lastSeq() {
       return replica.lastSeq;
     },

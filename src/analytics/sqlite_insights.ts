@@ -21,6 +21,7 @@ import {
   INSIGHT_NAMES,
   type InsightBody,
   type InsightFilters,
+  type InsightGrouping,
   type InsightName,
   insightQuery,
   INSIGHTS,
@@ -45,8 +46,9 @@ export function runSqliteInsight(
   name: InsightName,
   orgId: string,
   window: InsightWindow,
+  grouping?: InsightGrouping,
 ): InsightBody {
-  const query = insightQuery({ name, orgId, window }, SQLITE_INSIGHT_SQL[name]);
+  const query = insightQuery({ name, orgId, window, grouping }, SQLITE_INSIGHT_SQL[name], "sqlite");
   return query.body(
     query.statements.map((statement) =>
       db.prepare(statement.sql).all(
@@ -105,8 +107,13 @@ export function sqliteInsightBatch(
   window: InsightWindow,
   table: string,
   horizonMs: number,
+  grouping?: InsightGrouping,
 ): ReadStatement[] {
-  const { statements } = insightQuery({ name, orgId, window }, SQLITE_INSIGHT_SQL[name]);
+  const { statements } = insightQuery(
+    { name, orgId, window, grouping },
+    SQLITE_INSIGHT_SQL[name],
+    "sqlite",
+  );
   const edges = positional(windowEdgesSql(table), {
     org: orgId,
     start: window.start,
@@ -125,8 +132,13 @@ export function sqliteInsightAnswer(
   name: InsightName,
   window: InsightWindow,
   results: readonly unknown[][],
+  grouping?: InsightGrouping,
 ): { body: InsightBody; seq: number; edges: { lo: number | null; hi: number | null } } {
-  const query = insightQuery({ name, orgId: "", window }, SQLITE_INSIGHT_SQL[name]);
+  const query = insightQuery(
+    { name, orgId: "", window, grouping },
+    SQLITE_INSIGHT_SQL[name],
+    "sqlite",
+  );
   const edge = results[query.statements.length + 1]?.[0] as
     | { lo?: number; hi?: number }
     | undefined;

@@ -24,14 +24,7 @@ import type {
 } from "../store/telemetry_queries.ts";
 import type { ActorNames } from "./actor_names.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
-import {
-  actorFilterParams,
-  dimQueryParam,
-  exactParam,
-  parseQuery,
-  repositoryParam,
-  timeParam,
-} from "./params.ts";
+import { exactParam, listFilterParams, parseQuery, timeParam } from "./params.ts";
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
 import { type ActorNameMap, type DimensionMap, sessionObject, toolCallObject } from "./shapes.ts";
 import { rowDimensions } from "./dimensions.ts";
@@ -263,12 +256,12 @@ const exportSessionsQuery = z.object({
   agent: exactParam.meta({
     description: "Only sessions with a tool call whose `agent_system` is this (empty: no filter).",
   }),
-  ...actorFilterParams,
-  domain: exactParam.meta({
-    description: "Only sessions that reached this external domain, exact match (empty: no filter).",
+  ...listFilterParams({
+    domain: exactParam.meta({
+      description:
+        "Only sessions that reached this external domain, exact match (empty: no filter).",
+    }),
   }),
-  repository: repositoryParam,
-  "dim.<key>": dimQueryParam,
   after_id: afterIdParam("last_seen", "session_id"),
 });
 

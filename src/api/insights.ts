@@ -5,7 +5,8 @@
  * spec's six, and `productivity` (issue #18), which also takes the `actor`
  * and `team` filters of docs/api.md §4.2.1 and names each breakdown row's actor.
  * Every one takes the dimension filters of docs/api.md §4.22 (`dim.<key>`,
- * `repository`): the store says which sessions match, the replica counts only theirs.
+ * `repository`): the store says which sessions match, the replica counts only theirs;
+ * and `group_by` (docs/api.md §4.23): one summary per actor, agent or dimension value.
  *
  * @module
  */
@@ -15,20 +16,25 @@ import {
   type AnyInsightName,
   GRANULARITIES,
   type Granularity,
+  type GroupBy,
+  type InsightBody,
   type InsightFilters,
+  type InsightGrouping,
   INSIGHTS,
   insightWindow,
   isWindowName,
   WINDOW_NAMES,
   type WindowName,
 } from "../analytics/mod.ts";
+import { DEFAULT_DIMENSION_KEYS } from "../config.ts";
 import { type Clock, systemClock } from "../time.ts";
-import { jsonResponse } from "../http/responses.ts";
+import { invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { TelemetryReader } from "../store/stores.ts";
-import type { ApiRoute } from "./context.ts";
+import type { ApiRoute, ApiServices } from "./context.ts";
 import {
   actorFilterParams,
   actorFiltersOf,
+  DIM_PREFIX,
   dimFilters,
   dimQueryParam,
   firstValues,
@@ -111,6 +117,65 @@ async function dimensionFilters(
   return { dims, sessions: await dimensionSessions(reader, orgId, dims) };
 }
 
+/** `group_by` as a query schema documents it; read by {@link groupByOf} against the configured keys. */
+const groupByQuery = z.object({
+  "group_by": z.string().optional().meta({
+    description:
+      "**Extension.** `actor`, `agent` or `dim.<key>` (a key named by `--dimension`): adds `groups`, one summary per actor id, agent system or dimension value (null: the rows with none), at most 100, biggest first, and `group_by`, `groups_truncated`. Filters apply first. Any other value is 400; empty is none.",
+  }),
+});
+
+/** The `group_by` of a request (docs/api.md §4.23), or undefined; anything else is 400. */
+function groupByOf(url: URL, dimensionKeys: readonly string[]): GroupBy | undefined {
+  const raw = parseQuery(groupByQuery, url).group_by;
+  if (raw === undefined || raw === "") return undefined;
+  const allowed: string[] = ["actor", "agent", ...dimensionKeys.map((key) => DIM_PREFIX + key)];
+  if (!allowed.includes(raw)) {
+    throw invalidRequest(
+      `invalid group_by: ${JSON.stringify(raw)} (allowed: ${allowed.join(", ")})`,
+    );
+  }
+  return raw as GroupBy;
+}
+
+/**
+ * The grouping of a request: for `dim.<key>`, every session of the
+ * organization with the key and its value, read from the store now (the
+ * replica holds no dimensions).
+ */
+async function groupingOf(
+  by: GroupBy,
+  reader: TelemetryReader,
+  orgId: string,
+): Promise<InsightGrouping> {
+  if (!by.startsWith(DIM_PREFIX)) return { by };
+  const key = by.slice(DIM_PREFIX.length);
+  const [rows] = await reader.read([reader.queries.sessionDimensionValues(orgId, key)]);
+  const sessions: string[] = [];
+  const values: string[] = [];
+  for (const row of rows as Record<string, unknown>[]) {
+    sessions.push(String(row.session_id));
+    values.push(String(row.value));
+  }
+  return { by, sessions, values };
+}
+
+/** The groups of an actor grouping with each actor's name as `label` where it has one. */
+async function labelled(
+  body: InsightBody,
+  orgId: string,
+  services: Pick<ApiServices, "actorNames">,
+): Promise<InsightBody["groups"]> {
+  const groups = body.groups ?? [];
+  if (body.group_by !== "actor") return groups;
+  const ids = groups.flatMap((group) => group.value === null ? [] : [group.value]);
+  const names = await services.actorNames.resolve(orgId, ids);
+  return groups.map((group) => {
+    const name = group.value === null ? "" : names.get(group.value) ?? "";
+    return name === "" ? group : { value: group.value, label: name, summary: group.summary };
+  });
+}
+
 /** What each insight's route returns, in one line. */
 const INSIGHT_SUMMARIES: Record<AnyInsightName, string> = {
   "activity": "Tool calls, errors and sessions per day or week",
@@ -126,11 +191,12 @@ const INSIGHT_SUMMARIES: Record<AnyInsightName, string> = {
  * A route per insight of the registry (`INSIGHTS`): the spec's six and the
  * extensions. The window ends at the request time (`clock`); an insight that
  * takes `actor` and `team` is narrowed by them and names each breakdown row's
- * actor.
+ * actor. `group_by` may name `dimensionKeys` (`--dimension`).
  */
 export function insightRoutes(
   analytics: Pick<Analytics, "cachedInsight">,
   clock: Clock = systemClock,
+  dimensionKeys: readonly string[] = DEFAULT_DIMENSION_KEYS,
 ): ApiRoute[] {
   return Object.values(INSIGHTS).map(({ name, actorFilters }) => ({
     pattern: `/v1/insights/${name}`,
@@ -139,26 +205,39 @@ export function insightRoutes(
     description:
       "Answered by the analytics replica, which catches up with everything acknowledged before the request (under continuous ingest, within 5 s). A window without data has zero summaries and `series`/`breakdown` `[]` where the insight has them.",
     query: actorFilters
-      ? z.object({ ...insightParams.shape, ...filterQuery.shape, ...dimQuery.shape })
-      : z.object({ ...insightParams.shape, ...dimQuery.shape }),
+      ? z.object({
+        ...insightParams.shape,
+        ...filterQuery.shape,
+        ...dimQuery.shape,
+        ...groupByQuery.shape,
+      })
+      : z.object({ ...insightParams.shape, ...dimQuery.shape, ...groupByQuery.shape }),
     response: INSIGHT_BODIES[name],
     errors: ["invalid_request", "overloaded", "insights_unavailable"],
     handler: async ({ url, orgId, services }) => {
       const { window, granularity } = parseInsightParams(url.searchParams);
+      const groupBy = groupByOf(url, dimensionKeys);
       const filters: InsightFilters = {
         ...(actorFilters ? actorFiltersOf(parseQuery(filterQuery, url), url) : {}),
         ...await dimensionFilters(url, services.reader, orgId),
       };
-      const body = await analytics.cachedInsight(
+      const grouping = groupBy === undefined
+        ? undefined
+        : await groupingOf(groupBy, services.reader, orgId);
+      let body = await analytics.cachedInsight(
         name,
         orgId,
         insightWindow(window, granularity, clock()),
         filters,
+        grouping,
       );
+      // A new body where names are added: the cached one is shared by later requests.
+      if (body.group_by === "actor") {
+        body = { ...body, groups: await labelled(body, orgId, services) };
+      }
       if (!actorFilters) return jsonResponse(body);
       const rows = body.breakdown ?? [];
       const names = await services.actorNames.resolve(orgId, rows.map((row) => `${row.actor_id}`));
-      // A new body: the cached one is shared by later requests.
       return jsonResponse({
         ...body,
         breakdown: rows.map(({ actor_id, ...rest }) => ({

@@ -208,3 +208,24 @@ export function dimFilters(
   const dims = dimParams(params);
   return dims === undefined ? {} : { dims };
 }
+
+/** `repository` and `dim.<key>`: the dimension filters, read together by {@link dimFilters}. */
+export const dimFilterParams = { repository: repositoryParam, "dim.<key>": dimQueryParam };
+
+/**
+ * The filters of a list or export: its own (`own`) between the actor filters
+ * and the dimension filters that every one of them takes, in that order (the
+ * order the API document lists them in). {@link listFiltersOf} reads the two
+ * shared groups.
+ */
+export function listFilterParams<const T extends Record<string, z.ZodType>>(own: T) {
+  return { ...actorFilterParams, ...own, ...dimFilterParams };
+}
+
+/** The actor and dimension filters of a request whose query took {@link listFilterParams}. */
+export function listFiltersOf(
+  query: { actor?: string; repository?: string },
+  url: URL,
+): { actor?: string; team?: string[]; dims?: [string, string][] } {
+  return { ...actorFiltersOf(query, url), ...dimFilters(url.searchParams, query.repository) };
+}

@@ -10,7 +10,13 @@
  */
 import { z } from "zod";
 import { AGENT_LABELS } from "../agents.ts";
-import { type AnyInsightName, GRANULARITIES, INSIGHTS, WINDOW_NAMES } from "../analytics/mod.ts";
+import {
+  type AnyInsightName,
+  GRANULARITIES,
+  INSIGHTS,
+  MAX_GROUPS,
+  WINDOW_NAMES,
+} from "../analytics/mod.ts";
 import type { DetectInput, FlagKind } from "../detect/mod.ts";
 import { ERROR_STATUS, type ErrorCode } from "../http/responses.ts";
 
@@ -605,9 +611,41 @@ function insightBody(name: AnyInsightName) {
       "breakdown": breakdown === null
         ? z.null()
         : z.array(breakdownRow(name, breakdown)).describe("Rows per key."),
+      "group_by": z.string().optional().describe(
+        "**Extension.** With `group_by` only: the value used (`actor`, `agent` or `dim.<key>`).",
+      ),
+      "groups": z.array(z.object({
+        "value": z.string().nullable().describe(
+          "The actor id, the agent system or the dimension value; null: the rows with none.",
+        ),
+        "label": z.string().optional().describe(
+          "With `group_by=actor`: the actor's name, when it has one.",
+        ),
+        "summary": insightRow(summary).describe(
+          "The summary's figures over this group's rows only.",
+        ),
+      })).optional().describe(
+        `**Extension.** With \`group_by\` only: one summary per group, at most ${MAX_GROUPS}, biggest first (${
+          GROUP_HEADLINES[name]
+        }), ties by value, the null group last.`,
+      ),
+      "groups_truncated": z.boolean().optional().describe(
+        `**Extension.** With \`group_by\` only: whether there were more than ${MAX_GROUPS} groups.`,
+      ),
     }),
   );
 }
+
+/** What orders an insight's groups, biggest first (docs/api.md §4.23). */
+const GROUP_HEADLINES: Record<AnyInsightName, string> = {
+  "activity": "most `total_calls`",
+  "top-tools": "most `total_calls`",
+  "outliers": "most `session_count`",
+  "cost": "most `input_tokens` plus `output_tokens`",
+  "risk": "most `total_flags`",
+  "domains": "most `total_hits`",
+  "productivity": "most `sessions`",
+};
 
 /** Each insight's response body. */
 export const INSIGHT_BODIES: Record<AnyInsightName, z.ZodType> = byKey(

@@ -7,16 +7,7 @@ import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
 import type { ApiContext, ApiHandler, ApiRoute } from "./context.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
-import {
-  actorFilterParams,
-  actorFiltersOf,
-  dimFilters,
-  dimQueryParam,
-  exactParam,
-  parseQuery,
-  repositoryParam,
-  timeParam,
-} from "./params.ts";
+import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { readSessionCosts, type SessionCostMap } from "./session_costs.ts";
@@ -40,13 +31,12 @@ const sessionsQuery = listQuery({
   agent: exactParam.meta({
     description: "Only tool calls whose `agent_system` equals this exactly (empty: no filter).",
   }),
-  ...actorFilterParams,
-  domain: exactParam.meta({
-    description:
-      "Only sessions that reached this external domain, exact match (empty: no filter); their figures still come from the matching calls.",
+  ...listFilterParams({
+    domain: exactParam.meta({
+      description:
+        "Only sessions that reached this external domain, exact match (empty: no filter); their figures still come from the matching calls.",
+    }),
   }),
-  repository: repositoryParam,
-  "dim.<key>": dimQueryParam,
   tag: z.string().optional().meta({
     description: "Unsupported: present with any value, empty included, it is 501.",
   }),
@@ -97,9 +87,8 @@ export function sessionFiltersOf(
     after: query.after,
     before: query.before,
     agent: query.agent,
-    ...actorFiltersOf(query, url),
     domain: query.domain,
-    ...dimFilters(url.searchParams, query.repository),
+    ...listFiltersOf(query, url),
   };
 }
 

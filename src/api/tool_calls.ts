@@ -8,16 +8,7 @@ import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
-import {
-  actorFilterParams,
-  actorFiltersOf,
-  dimFilters,
-  dimQueryParam,
-  exactParam,
-  parseQuery,
-  repositoryParam,
-  timeParam,
-} from "./params.ts";
+import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
 import { readDimensions } from "./dimensions.ts";
 import { facetsHandler } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
@@ -48,16 +39,15 @@ const toolCallFilterParams = {
   after: timeParam("after"),
   before: timeParam("before"),
   "session_id": exactParam.meta({ description: "Only calls in this session." }),
-  ...actorFilterParams,
-  "tool_name": exactParam.meta({ description: "Exact tool name." }),
-  "tool_type": exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
-  category: exactParam.meta({
-    description:
-      "Exact category: `code_exec`, `file_read`, `file_write`, `web_fetch`, `mcp`, `other`.",
+  ...listFilterParams({
+    "tool_name": exactParam.meta({ description: "Exact tool name." }),
+    "tool_type": exactParam.meta({ description: "Exact tool type (`builtin`, `mcp`)." }),
+    category: exactParam.meta({
+      description:
+        "Exact category: `code_exec`, `file_read`, `file_write`, `web_fetch`, `mcp`, `other`.",
+    }),
+    outcome: outcomeParam,
   }),
-  outcome: outcomeParam,
-  repository: repositoryParam,
-  "dim.<key>": dimQueryParam,
   success: z.string().optional().meta({
     description:
       "Not accepted: any value is 400 `invalid_request`; the success filter is replaced by `outcome`.",
@@ -88,12 +78,11 @@ export function parseToolCallQuery<S extends z.ZodType<z.output<typeof toolCallF
     after: query.after,
     before: query.before,
     sessionId: query.session_id,
-    ...actorFiltersOf(query, url),
     toolName: query.tool_name,
     toolType: query.tool_type,
     category: query.category,
     outcome: query.outcome,
-    ...dimFilters(url.searchParams, query.repository),
+    ...listFiltersOf(query, url),
   };
   return { query, filters };
 }

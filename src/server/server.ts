@@ -150,7 +150,10 @@ export async function startServer(
     await stores.readiness();
     await analytics.checkReady();
   };
-  const routes = [...insightRoutes(analytics, clock), ...(overrides.routes ?? [])];
+  const routes = [
+    ...insightRoutes(analytics, clock, config.dimensionKeys),
+    ...(overrides.routes ?? []),
+  ];
   const stopping = new AbortController();
   const queryApp = createQueryApp({
     stopping: stopping.signal,

@@ -19,6 +19,7 @@ import { estimateCostUsd } from "../model/prices.ts";
 import { type CallFindings, detectEventCall, detectionOf } from "./call_detection.ts";
 import { domainHitRows, riskFlagRows, type StoredCall } from "./detection_rows.ts";
 import { eventRowIds } from "./row_ids.ts";
+import { type PendingCall, toolCallRow } from "./tool_call_row.ts";
 import type { IngestSummary, Sender } from "./stores.ts";
 import type {
   DomainHitRow,
@@ -183,11 +184,6 @@ export function ingestEvents(
   batch.flushSessions();
   return summary;
 }
-
-/** A tool call as the batch stores it: the event, with the decision paired to it. */
-type PendingCall = Omit<ToolCallEvent, "kind" | "sessionId" | "identity"> & {
-  sessionId: string;
-};
 
 /** A session's pending changes within one batch. */
 interface SessionDelta {
@@ -548,48 +544,10 @@ class EventBatch {
       ? detectEventCall(event, this.#redact)
       : detectionOf(event, findings);
     // Every free-form text is stored as detection returns it: redacted unless --keep-secrets.
-    const texts = detection.texts ?? {};
     const store = this.#store;
     const { orgId, actorId } = this.#sender;
     const seq = store.nextSeq();
-    store.insertToolCall({
-      id,
-      org_id: orgId,
-      seq,
-      session_id: row.sessionId,
-      actor_id: actorId,
-      ts: row.timeMs,
-      tool_name: row.toolName,
-      tool_type: row.toolType,
-      category: row.category,
-      outcome: row.outcome,
-      duration_ms: row.durationMs,
-      result_size_bytes: row.resultSizeBytes,
-      agent_system: row.agentSystem,
-      agent_version: row.agentVersion,
-      model: row.model ?? null,
-      error_message: texts.errorMessage ?? null,
-      error_type: texts.errorType ?? null,
-      decision: row.decision ?? null,
-      decision_source: row.decisionSource ?? null,
-      prompt_id: row.promptId ?? null,
-      agent_name: texts.agentName ?? null,
-      provider_name: row.providerName ?? null,
-      tool_call_id: row.toolCallId ?? null,
-      tool_use_id: row.toolUseId ?? null,
-      tool_description: texts.toolDescription ?? null,
-      source: row.source,
-      arguments: detection.arguments ?? null,
-      result: detection.result ?? null,
-      mcp_server_name: texts.mcpServerName ?? null,
-      mcp_server_scope: texts.mcpServerScope ?? null,
-      os_type: row.osType ?? null,
-      host_arch: row.hostArch ?? null,
-      terminal_type: row.terminalType ?? null,
-      cwd: texts.cwd ?? null,
-      trace_id: row.traceId ?? null,
-      span_id: row.spanId ?? null,
-    });
+    store.insertToolCall(toolCallRow({ id, orgId, actorId, seq }, row, detection));
     const call: StoredCall = {
       id,
       orgId,

@@ -6,6 +6,7 @@
  */
 import {
   CALL_TEXT_NAMES,
+  type CallTextName,
   callTexts,
   type Detection,
   detectToolCall,
@@ -14,38 +15,41 @@ import {
 import type { ToolCallEvent } from "../model/telemetry.ts";
 import type { StoredCall } from "./detection_rows.ts";
 
-/** A stored call as `detect rescan` reads it. */
-export interface RescanRow {
-  id: string;
-  "org_id": string;
-  "session_id": string;
-  ts: number;
-  "tool_name": string;
-  "tool_type": string;
-  category: string;
-  "tool_call_id": string | null;
-  arguments: string | null;
-  result: string | null;
-  "error_message": string | null;
-  "error_type": string | null;
-  "tool_description": string | null;
-  "agent_name": string | null;
-  "mcp_server_name": string | null;
-  "mcp_server_scope": string | null;
-  cwd: string | null;
-}
+/** A text's stored column: `errorMessage` → `error_message`. */
+type ColumnOf<N extends string> = N extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${ColumnOf<Tail>}`
+  : N;
+
+/**
+ * A stored call as `detect rescan` reads it: whose and which call, its
+ * arguments and result, and the column of each of detection's texts
+ * (`CALL_TEXT_NAMES`), so a text detection reads is rescanned without a
+ * line here.
+ */
+export type RescanRow =
+  & {
+    id: string;
+    "org_id": string;
+    "session_id": string;
+    ts: number;
+    "tool_name": string;
+    "tool_type": string;
+    category: string;
+    "tool_call_id": string | null;
+    arguments: string | null;
+    result: string | null;
+  }
+  & { [N in CallTextName as ColumnOf<N>]: string | null };
+
+const TEXT_COLUMNS = CALL_TEXT_NAMES.map((name) =>
+  [name, name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) as ColumnOf<CallTextName>] as const
+);
 
 /** A rescanned call's stored texts, by their detection names. */
-function rescanTexts(row: RescanRow) {
-  return {
-    errorMessage: row.error_message ?? undefined,
-    errorType: row.error_type ?? undefined,
-    toolDescription: row.tool_description ?? undefined,
-    agentName: row.agent_name ?? undefined,
-    mcpServerName: row.mcp_server_name ?? undefined,
-    mcpServerScope: row.mcp_server_scope ?? undefined,
-    cwd: row.cwd ?? undefined,
-  };
+function rescanTexts(row: RescanRow): Record<CallTextName, string | undefined> {
+  const texts = {} as Record<CallTextName, string | undefined>;
+  for (const [name, column] of TEXT_COLUMNS) texts[name] = row[column] ?? undefined;
+  return texts;
 }
 
 /**

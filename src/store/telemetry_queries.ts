@@ -47,6 +47,11 @@ export interface TelemetryQueries {
    * what narrows an insight (docs/api.md §4.22); `dims` is not empty.
    */
   dimensionSessions(orgId: string, dims: readonly (readonly [string, string])[]): ReadStatement;
+  /**
+   * Every session of the organization with dimension `key` (rows of `session_id`, `value`): what
+   * groups an insight by it (docs/api.md §4.23).
+   */
+  sessionDimensionValues(orgId: string, key: string): ReadStatement;
   /** Every dimension key's values (`key`, `value`), then what each key dropped (`key`, `dropped`). */
   dimensions(orgId: string): ReadStatement[];
   /** The organization's actors that sent telemetry, and the fleet's view of some of them. */
@@ -121,6 +126,10 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
         params: [orgId, ...first!, ...more.params],
       };
     },
+    sessionDimensionValues: (orgId, key) => ({
+      sql: named("session_dimension_values"),
+      params: [orgId, key],
+    }),
     dimensions: (orgId) =>
       ["dimension_values", "dimension_drops"].map((name) => ({
         sql: named(name),
@@ -220,16 +229,84 @@ function splice(sql: string, marker: string, predicate: string): string {
 
 /** One page of tool calls, newest first; fetches `limit + 1` rows to see if more exist. */
 const toolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, after, limit) => {
-  const where = callPredicates(orgId, filters);
-  let sql = where.sql;
-  const params: Param[] = [orgId, ...where.params];
-  if (after) {
-    sql += " AND (ts, id) < (?, ?)";
-    params.push(...after);
-  }
-  params.push(limit + 1);
-  return { sql: splice(named("tool_calls_page"), "/*filters*/", sql), params };
+  const cursor = after
+    ? { sql: " AND (ts, id) < (?, ?)", params: [...after] }
+    : { sql: "", params: [] };
+  return narrowedPage(
+    named,
+    "tool_calls_page",
+    "ts DESC, id DESC",
+    orgId,
+    filters,
+    cursor,
+    limit + 1,
+  );
 };
+
+/**
+ * Most sessions, and most calls in them, a dimension filter may select for a
+ * page to read their calls along the session index and sort them (~25 ms at
+ * the bound); past either, the value is common enough that the time index
+ * finds a page sooner.
+ */
+export const DIMENSION_FEW = { sessions: 1_000, calls: 5_000 } as const;
+
+/**
+ * A tool-call page statement (`name`: its `/*filters*\/`, then `cursor`, then
+ * `LIMIT ?`), narrowed by dimensions through tool_calls_by_dimension when
+ * `filters.dims` has any.
+ */
+function narrowedPage(
+  named: QuerySql,
+  name: string,
+  order: string,
+  orgId: string,
+  filters: CallFilters,
+  cursor: { sql: string; params: Param[] },
+  limit: number,
+): ReadStatement {
+  const page = named(name).replace(/;\s*$/, "");
+  const fill = (where: Predicates, index: string, limitSql = "?") => ({
+    sql: splice(splice(page, "/*index*/", index), "/*filters*/", where.sql + cursor.sql)
+      .replace(/LIMIT \?$/, `LIMIT ${limitSql}`),
+    params: [orgId, ...where.params, ...cursor.params, limit],
+  });
+  const { dims, ...others } = filters;
+  if (dims === undefined || dims.length === 0) return fill(callPredicates(orgId, filters), "");
+  if (!page.endsWith("LIMIT ?")) throw new Error(`${name} must end with LIMIT ?`);
+  const inSessions = callPredicates(orgId, others);
+  inSessions.add("AND session_id IN (SELECT session_id FROM dimset)");
+  const few = fill(
+    inSessions,
+    named("session_calls_index"),
+    "(CASE WHEN (SELECT few FROM dim) THEN ? ELSE 0 END)",
+  );
+  const many = fill(
+    callPredicates(orgId, filters),
+    "",
+    "(CASE WHEN (SELECT few FROM dim) THEN 0 ELSE ? END)",
+  );
+  const [first, ...rest] = dims;
+  const more = dimPredicates(orgId, rest, "session_id");
+  let sql = named("tool_calls_by_dimension");
+  sql = splice(sql, "/*sessions*/", `${DIM_SESSIONS} ${more.sql}`);
+  sql = splice(sql, "/*few*/", few.sql);
+  sql = splice(sql, "/*many*/", many.sql);
+  return {
+    sql: splice(sql, "/*order*/", order),
+    params: [
+      orgId,
+      ...first!,
+      ...more.params,
+      DIMENSION_FEW.sessions + 1,
+      DIMENSION_FEW.sessions,
+      DIMENSION_FEW.calls,
+      orgId,
+      ...few.params,
+      ...many.params,
+    ],
+  };
+}
 
 /**
  * The keyset predicate after `after` in ascending `(time, id)` order (both
@@ -246,12 +323,8 @@ function ascendingAfter(
 
 /** One page of the export of tool calls, oldest first; `limit` rows. */
 const exportToolCallsPage: PageBuilder<CallFilters> = (named, orgId, filters, after, limit) => {
-  const where = callPredicates(orgId, filters);
-  const page = ascendingAfter("ts", "id", after);
-  return {
-    sql: splice(named("export_tool_calls_page"), "/*filters*/", where.sql + page.sql),
-    params: [orgId, ...where.params, ...page.params, limit],
-  };
+  const cursor = ascendingAfter("ts", "id", after);
+  return narrowedPage(named, "export_tool_calls_page", "ts, id", orgId, filters, cursor, limit);
 };
 
 /**
@@ -315,7 +388,15 @@ const sessionsPage: PageBuilder<SessionFilters> = (named, orgId, filters, after,
     const page = sessionKeyPage(after);
     return {
       sql: splice(named("recent_sessions_page"), "/*page*/", page.sql),
-      params: [orgId, filters.after, ...page.params, limit + 1, filters.after],
+      params: [
+        orgId,
+        filters.after,
+        ...page.params,
+        limit + 1,
+        filters.after,
+        filters.after,
+        filters.after,
+      ],
     };
   }
   const rollup = rollupFilter(filters);

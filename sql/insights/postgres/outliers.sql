@@ -56,3 +56,31 @@ JOIN tool_calls AS c
   ON c.org_id = $org AND c.session_id = o.session_id AND c.ts >= $start AND c.ts < $end
 GROUP BY o.session_id, o.call_count
 ORDER BY o.call_count DESC, o.session_id;
+
+-- group_by (docs/api.md §4.23): the summary per group, as sql/insights/outliers.sql; /*group_value*/
+-- and /*group_join*/ become the group's column or the join that finds it.
+-- name: groups
+WITH counts AS (
+  SELECT /*group_value*/ AS group_value, session_id, count(*) AS call_count
+  FROM tool_calls /*group_join*/
+  WHERE org_id = $org AND ts >= $start AND ts < $end
+  GROUP BY 1, session_id
+),
+thresholds AS (
+  SELECT
+    group_value,
+    percentile_cont(0.95) WITHIN GROUP (ORDER BY call_count) AS p95,
+    count(*) AS session_count
+  FROM counts
+  GROUP BY group_value
+)
+SELECT
+  t.group_value,
+  t.p95 AS p95_call_count,
+  (SELECT count(*) FROM counts AS c
+    WHERE c.group_value IS NOT DISTINCT FROM t.group_value AND c.call_count > t.p95)
+    AS outlier_count,
+  t.session_count
+FROM thresholds AS t
+ORDER BY t.session_count DESC, t.group_value NULLS LAST
+LIMIT $group_limit;

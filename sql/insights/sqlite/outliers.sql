@@ -86,3 +86,42 @@ SELECT
   error_count
 FROM details
 ORDER BY call_count DESC, session_id;
+
+-- group_by (docs/api.md §4.23): the summary per group, biggest first, ties by value
+-- with the null group last; /*group_value*/ and /*group_join*/ become the group's
+-- column or the join that finds it (src/analytics/insights.ts).
+-- A group's p95 is over its own sessions' counts, interpolated as above.
+-- name: groups
+WITH counts AS (
+  SELECT /*group_value*/ AS group_value, session_id, count(*) AS call_count
+  FROM tool_calls /*group_join*/
+  WHERE org_id = $org AND ts >= $start AND ts < $end
+  GROUP BY group_value, session_id
+),
+ranked AS (
+  SELECT
+    group_value,
+    call_count,
+    row_number() OVER (PARTITION BY group_value ORDER BY call_count) - 1 AS i,
+    count(*) OVER (PARTITION BY group_value) AS n
+  FROM counts
+),
+thresholds AS (
+  SELECT
+    lo.group_value,
+    lo.n AS session_count,
+    lo.call_count + ((lo.n - 1) * 0.95 - CAST((lo.n - 1) * 0.95 AS INTEGER))
+      * (coalesce(hi.call_count, lo.call_count) - lo.call_count) AS p95
+  FROM ranked AS lo
+  LEFT JOIN ranked AS hi ON hi.group_value IS lo.group_value AND hi.i = lo.i + 1
+  WHERE lo.i = CAST((lo.n - 1) * 0.95 AS INTEGER)
+)
+SELECT
+  t.group_value,
+  t.p95 AS p95_call_count,
+  (SELECT count(*) FROM counts AS c
+    WHERE c.group_value IS t.group_value AND c.call_count > t.p95) AS outlier_count,
+  t.session_count
+FROM thresholds AS t
+ORDER BY t.session_count DESC, t.group_value NULLS LAST
+LIMIT $group_limit;

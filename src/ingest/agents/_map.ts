@@ -360,8 +360,6 @@ function shapedEvent(spec: EventSpec): EventSpec {
       return shaped<ToolCallSpec>({
         kind: spec.kind,
         ...shapedToolFields(spec),
-        decision: spec.decision,
-        decisionSource: spec.decisionSource,
         agentName: spec.agentName,
         providerName: spec.providerName,
         toolDescription: spec.toolDescription,
@@ -380,8 +378,6 @@ function shapedEvent(spec: EventSpec): EventSpec {
       return shaped<DecisionSpec>({
         kind: spec.kind,
         ...shapedToolFields(spec),
-        decision: spec.decision,
-        decisionSource: spec.decisionSource,
         normalize: spec.normalize,
       });
     case "model_call":
@@ -411,7 +407,10 @@ function shapedEvent(spec: EventSpec): EventSpec {
   }
 }
 
-function shapedToolFields(spec: ToolFields): Whole<ToolFields> {
+/** The fields of {@link ToolFields}, in one order; a decision's required ones stay required. */
+function shapedToolFields<S extends ToolFields>(
+  spec: S,
+): Whole<ToolFields> & Pick<S, "decision" | "decisionSource"> {
   return {
     toolType: shaped<McpRule>({
       present: spec.toolType.present,
@@ -426,6 +425,8 @@ function shapedToolFields(spec: ToolFields): Whole<ToolFields> {
     mcpServerName: spec.mcpServerName,
     mcpOwnToolName: spec.mcpOwnToolName,
     mcpServerScope: spec.mcpServerScope,
+    decision: spec.decision,
+    decisionSource: spec.decisionSource,
   };
 }
 

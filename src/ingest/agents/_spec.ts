@@ -101,14 +101,14 @@ export interface ToolFields {
    */
   mcpOwnToolName?: (attributes: Attributes) => string | undefined;
   mcpServerScope?: Keys;
+  /** The permission decision and its source, as reported, lower-cased where the agent says so. */
+  decision?: Keys;
+  decisionSource?: Keys;
 }
 
 /** A tool call that ran, or one the agent refused itself. */
 export interface ToolCallSpec extends ToolFields {
   kind: "tool_call";
-  /** As reported, lower-cased where the agent says so. */
-  decision?: Keys;
-  decisionSource?: Keys;
   agentName?: Keys;
   providerName?: Keys;
   toolDescription?: Keys;

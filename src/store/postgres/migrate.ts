@@ -6,41 +6,17 @@
  *
  * @module
  */
-import init from "../../../sql/postgres/0001_init.sql" with { type: "text" };
-import installationSecret from "../../../sql/postgres/keys_installation_secret.sql" with {
-  type: "text",
-};
 import migrationsSql from "../../../sql/postgres/migrations.sql" with { type: "text" };
-import rangeRepair from "../../../sql/postgres/0003_range_repair.sql" with { type: "text" };
-import metricPoints from "../../../sql/postgres/0004_metric_points.sql" with { type: "text" };
-import sessionActors from "../../../sql/postgres/0005_session_actors.sql" with { type: "text" };
-import parentSessions from "../../../sql/postgres/0006_parent_sessions.sql" with { type: "text" };
-import unmappedEvents from "../../../sql/postgres/0007_unmapped_events.sql" with { type: "text" };
-import narrowCallIndexes from "../../../sql/postgres/0008_narrow_call_indexes.sql" with {
-  type: "text",
-};
-import estimatedCost from "../../../sql/postgres/0009_estimated_cost.sql" with { type: "text" };
-import sessionDimensions from "../../../sql/postgres/0010_session_dimensions.sql" with {
-  type: "text",
-};
 import { UserInputError } from "../../errors.ts";
 import { namedSql, parseNamedSql } from "../named_sql.ts";
-import { latestVersion, type Migration, pendingMigrations } from "../migration.ts";
+import { latestVersion, type Migration, pendingMigrations, readMigrations } from "../migration.ts";
 import { numberPlaceholders, type Sql, type TransactionSql } from "./client.ts";
 
-/** Migrations of the PostgreSQL store, in order. */
-export const postgresMigrations: readonly Migration[] = [
-  { version: 1, name: "init", sql: init },
-  { version: 2, name: "installation secret", sql: installationSecret },
-  { version: 3, name: "range repair", sql: rangeRepair },
-  { version: 4, name: "metric points", sql: metricPoints },
-  { version: 5, name: "session actors", sql: sessionActors },
-  { version: 6, name: "parent sessions", sql: parentSessions },
-  { version: 7, name: "unmapped events", sql: unmappedEvents },
-  { version: 8, name: "narrow call indexes", sql: narrowCallIndexes },
-  { version: 9, name: "estimated cost", sql: estimatedCost },
-  { version: 10, name: "session dimensions", sql: sessionDimensions },
-];
+/** Migrations of the PostgreSQL store (`sql/postgres/000N_*.sql`, found by name), in order. */
+export const postgresMigrations: readonly Migration[] = readMigrations(
+  new URL("../../../sql/postgres/", import.meta.url),
+  [{ prefix: "" }],
+)[0]!;
 
 /** Key of the advisory lock migrations hold: any fixed number, the same on every node. */
 const MIGRATION_LOCK = 0x61_74_6d_67; // "atmg"
