@@ -57,7 +57,7 @@ function listFilters(state, range) {
   };
 }
 
-/** The insights whose panels show a table of groups, each group's summary figures in columns. */
+/** Per insight, the summary figures its panel's table of groups shows, one column each. */
 const GROUP_FIGURES = {
   activity: [
     ["Calls", (s) => count(s.total_calls)],
@@ -73,6 +73,11 @@ const GROUP_FIGURES = {
     ["Input tokens", (s) => count(s.input_tokens)],
     ["Output tokens", (s) => count(s.output_tokens)],
     ["Cost", (s) => costText(s.cost_usd, s.estimated_cost_usd)],
+  ],
+  outliers: [
+    ["Sessions", (s) => count(s.session_count)],
+    ["95th percentile (calls)", (s) => decimal(s.p95_call_count)],
+    ["Outliers", (s) => count(s.outlier_count)],
   ],
   risk: [
     ["Flags", (s) => count(s.total_flags)],
@@ -91,12 +96,12 @@ const GROUP_FIGURES = {
 };
 
 /** The parameters of an insight request: window, granularity, dimensions and group-by. */
-function insightQuery(state, name) {
+function insightQuery(state) {
   return {
     window: state.window,
     granularity: state.granularity,
     ...state.dims,
-    group_by: GROUP_FIGURES[name] ? state.groupBy : "",
+    group_by: state.groupBy,
   };
 }
 
@@ -115,7 +120,7 @@ function coverage(state) {
 /** Renders the overview; the activity answer comes first so the headline figures paint early. */
 export async function overviewView({ params }) {
   const state = overviewState(params);
-  const load = (name) => api(`/v1/insights/${name}`, insightQuery(state, name));
+  const load = (name) => api(`/v1/insights/${name}`, insightQuery(state));
   const dimensionsLoad = loadDimensions();
   dimensionsLoad.catch(() => {});
   // The headline figures first: the other insights queue behind it on the server.
@@ -127,7 +132,7 @@ export async function overviewView({ params }) {
     domains: load("domains"),
     outliers: load("outliers"),
     productivity: api("/v1/insights/productivity", {
-      ...insightQuery(state, "productivity"),
+      ...insightQuery(state),
       actor: state.actor,
       team: state.team.split(","),
     }),
@@ -225,7 +230,7 @@ export async function overviewView({ params }) {
   fill("cost", (body) => costPanel(body, kpis, groups("cost")(body)));
   fill("risk", (body) => riskPanel(body, state, kpis, groups("risk")(body)));
   fill("domains", (body) => domainsPanel(body, filters, kpis, groups("domains")(body)));
-  fill("outliers", (body) => outliersPanel(body));
+  fill("outliers", (body) => outliersPanel(body, groups("outliers")(body)));
   fill("productivity", (body) => productivityPanel(body, groups("productivity")(body)));
   return page;
 }
@@ -508,7 +513,7 @@ function domainsPanel(body, filters, kpis, groups) {
   );
 }
 
-function outliersPanel(body) {
+function outliersPanel(body, groups) {
   const s = body.summary;
   return panel(
     "Outlier sessions",
@@ -550,6 +555,7 @@ function outliersPanel(body) {
       body.breakdown.slice(0, 10),
       { hideCaption: true },
     ),
+    groups,
   );
 }
 
