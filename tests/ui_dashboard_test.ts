@@ -528,6 +528,7 @@ if (!INSIDE) {
           errors: "1",
           sessions: "2",
           cost: "$0.50 + ≈ $0.0004 est.",
+          flags: "0",
         };
         await waitForKpis(page, engineering);
         assert.match(await text(page, "#coverage"), /the sessions with department = engineering;/);
@@ -587,7 +588,13 @@ if (!INSIDE) {
         await page.waitForSelector("[data-kpi=cost]");
         await page.select("select[name='dim.department']", "sales");
         await page.click("form[aria-label='Overview filters'] button[type=submit]");
-        await waitForKpis(page, { calls: "1", errors: "0", sessions: "1", cost: "$0.25" });
+        await waitForKpis(page, {
+          calls: "1",
+          errors: "0",
+          sessions: "1",
+          cost: "$0.25",
+          flags: "0",
+        });
         assert.equal(
           await page.evaluate(() => location.hash),
           "#/overview?window=7d&granularity=daily&dim.department=sales",
