@@ -111,8 +111,15 @@ export function apiRequest(
   });
 }
 
-/** An ExportLogsServiceRequest from Claude Code with the given records. */
-export function claudeExport(records: unknown[], service = "claude-code") {
+/**
+ * An ExportLogsServiceRequest from Claude Code with the given records; `resource` adds resource
+ * attributes (an organization's dimensions, e.g. `department`).
+ */
+export function claudeExport(
+  records: unknown[],
+  service = "claude-code",
+  resource: Record<string, Value> = {},
+) {
   return {
     resourceLogs: [{
       resource: {
@@ -121,6 +128,7 @@ export function claudeExport(records: unknown[], service = "claude-code") {
           "service.version": "2.1.240",
           "os.type": "linux",
           "host.arch": "amd64",
+          ...resource,
         }),
       },
       scopeLogs: [{ scope: { name: "com.anthropic.claude_code.events" }, logRecords: records }],

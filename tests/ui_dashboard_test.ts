@@ -306,7 +306,7 @@ if (!INSIDE) {
           "the session's estimated cost is not shown as such",
         );
         await axeCheck(page, "session");
-        await page.screenshot({ path: `${SCREENSHOTS}/session.png` });
+        await page.screenshot({ path: `${SCREENSHOTS}/session.png`, fullPage: true });
       },
     );
 
@@ -472,6 +472,221 @@ if (!INSIDE) {
       },
     );
 
+    await t.step(
+      "the overview's dimension selects hold this organization's values only; a value narrows every figure to its sessions and stays in the URL",
+      async () => {
+        const seeded = await addDimensions(demo);
+        // Org B's values are in (its own key reads them), so their absence below means something.
+        assert.deepEqual(await dimensionsOf(demo, seeded.otherKey), [
+          ["department", ["finance-b"]],
+          ["team.id", ["ledger-b"]],
+        ]);
+        assert.deepEqual(await dimensionsOf(demo, demo.apiKey), [
+          ["department", ["engineering", "sales"]],
+          ["team.id", ["platform", "web"]],
+        ]);
+        // Insights are answered from the replica: wait until it has the seeded sessions.
+        await until(
+          () => api("/v1/insights/activity?window=7d&dim.department=sales"),
+          (body) => body.summary.total_calls === 1,
+        );
+        await until(
+          () => api("/v1/insights/cost?window=7d&dim.department=engineering"),
+          (body) => body.summary.call_count === 3,
+        );
+
+        await page.goto(`${base}#/overview`);
+        await page.waitForSelector("[data-kpi=cost]");
+        const selects = await page.$$eval(
+          "form[aria-label='Overview filters'] select[data-dimension]",
+          (all) =>
+            all.map((s) => [
+              s.getAttribute("data-dimension"),
+              [...(s as HTMLSelectElement).options].map((o) => o.value),
+            ]),
+        );
+        assert.deepEqual(selects, [
+          ["department", ["", "engineering", "sales"]],
+          ["team.id", ["", "platform", "web"]],
+        ]);
+        assert.deepEqual(
+          await page.$$eval(
+            "form[aria-label='Overview filters'] select[name=group_by] option",
+            (o) => o.map((e) => (e as HTMLOptionElement).value),
+          ),
+          ["", "actor", "agent", "dim.department", "dim.team.id"],
+        );
+
+        // engineering: 3 + 2 calls, 1 error, 2 sessions; $0.30 + $0.20 reported and a
+        // claude-haiku-4-5 call priced by the table (100 × $1 + 50 × $5 + 10 × $0.10 + 5 × $1.25
+        // per million = $0.00035725), marked as estimated.
+        await page.select("select[name='dim.department']", "engineering");
+        await page.click("form[aria-label='Overview filters'] button[type=submit]");
+        await page.waitForFunction(() => location.hash.includes("dim.department=engineering"));
+        const engineering = {
+          calls: "5",
+          errors: "1",
+          sessions: "2",
+          cost: "$0.50 + ≈ $0.0004 est.",
+          flags: "0",
+        };
+        await waitForKpis(page, engineering);
+        assert.match(await text(page, "#coverage"), /the sessions with department = engineering;/);
+        const before = browser.requests.length;
+        await page.reload();
+        await waitForKpis(page, engineering);
+        // Every insight the overview asks for is narrowed alike, the panels below the fold too.
+        await page.waitForFunction(() =>
+          !document.querySelector("main")!.innerText.includes("Loading…")
+        );
+        const insights = browser.requests.slice(before).map((url) => new URL(url))
+          .filter((url) => url.pathname.startsWith("/v1/insights/"));
+        assert.deepEqual(
+          insights.map((url) => url.pathname.slice("/v1/insights/".length)).sort(),
+          ["activity", "cost", "domains", "outliers", "productivity", "risk", "top-tools"],
+        );
+        for (const url of insights) {
+          assert.deepEqual(url.searchParams.getAll("dim.department"), ["engineering"], `${url}`);
+        }
+        assert.equal(
+          await page.$eval("select[name='dim.department']", (s) => (s as HTMLSelectElement).value),
+          "engineering",
+        );
+        await axeCheck(page, "overview (dimension filter)");
+
+        // The figures link to the lists behind them, narrowed alike.
+        await page.click("[data-kpi=calls]");
+        await page.waitForFunction(() =>
+          document.querySelector("h1")?.textContent === "Tool calls"
+        );
+        assert(
+          (await page.evaluate(() => location.hash)).includes("dim.department=engineering"),
+          "the list link lost the dimension",
+        );
+        await page.waitForSelector("tbody tr");
+        const sessions = await page.$$eval(
+          "tbody tr td:nth-child(7) a",
+          (a) => a.map((e) => e.getAttribute("title")),
+        );
+        assert.deepEqual(
+          [...sessions].sort(),
+          [
+            "ui-test-dims-platform",
+            "ui-test-dims-platform",
+            "ui-test-dims-platform",
+            "ui-test-dims-web",
+            "ui-test-dims-web",
+          ],
+        );
+        assert.equal(
+          await page.$eval("select[name='dim.department']", (s) => (s as HTMLSelectElement).value),
+          "engineering",
+        );
+
+        // Another value: that value's figures.
+        await page.goto(`${base}#/overview`);
+        await page.waitForSelector("[data-kpi=cost]");
+        await page.select("select[name='dim.department']", "sales");
+        await page.click("form[aria-label='Overview filters'] button[type=submit]");
+        await waitForKpis(page, {
+          calls: "1",
+          errors: "0",
+          sessions: "1",
+          cost: "$0.25",
+          flags: "0",
+        });
+        assert.equal(
+          await page.evaluate(() => location.hash),
+          "#/overview?window=7d&granularity=daily&dim.department=sales",
+        );
+
+        // Risk, narrowed alike: none of the organization's flags is in sales' one session.
+        assert.ok((await api("/v1/insights/risk?window=7d")).summary.total_flags > 0);
+        await page.click("[data-kpi=flags]");
+        await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Risk");
+        assert.equal(
+          await page.evaluate(() => location.hash),
+          "#/risk?window=7d&granularity=daily&dim.department=sales",
+        );
+        assert.equal(await text(page, "[data-kpi=total_flags]"), "0");
+        await page.waitForFunction(() =>
+          document.querySelector("#scan-more")?.hasAttribute("disabled") === false
+        );
+        assert.match(await text(page, "main"), /0 flagged calls in the 1 most recent sessions/);
+      },
+    );
+
+    await t.step(
+      "group by shows one row per group with its figures, estimated cost marked",
+      async () => {
+        const rows = (name: string) => `[data-groups=${name}] tbody tr`;
+        // Within engineering, by team: platform's 3 calls (1 error) and 2 model calls first.
+        await openByHash(page, `${base}#/overview?dim.department=engineering`);
+        await page.select("select[name=group_by]", "dim.team.id");
+        await page.click("form[aria-label='Overview filters'] button[type=submit]");
+        await page.waitForFunction(() => location.hash.includes("group_by=dim.team.id"));
+        await waitForRows(page, rows("activity"), [
+          ["platform", "3", "1", "1"],
+          ["web", "2", "0", "1"],
+        ]);
+        await waitForRows(page, rows("cost"), [
+          ["platform", "2", "200", "100", "$0.50"],
+          ["web", "1", "100", "50", "≈ $0.0004 est."],
+        ]);
+        assert.equal(await text(page, "[data-groups=activity] h3"), "By team.id");
+        // Every panel has its groups, the ones below the fold too.
+        await page.waitForFunction(() =>
+          !document.querySelector("main")!.innerText.includes("Loading…")
+        );
+        assert.deepEqual(
+          await page.$$eval(
+            "[data-groups]",
+            (g) => g.map((e) => e.getAttribute("data-groups")).sort(),
+          ),
+          ["activity", "cost", "domains", "outliers", "productivity", "risk", "top-tools"],
+        );
+        await axeCheck(page, "overview (group by)");
+        await page.screenshot({ path: `${SCREENSHOTS}/overview-dimensions.png`, fullPage: true });
+
+        // By actor: the actors' names.
+        await page.goto(`${base}#/overview?dim.department=engineering&group_by=actor`);
+        await waitForRows(page, rows("activity"), [
+          ["dims-laptop-1", "3", "1", "1"],
+          ["dims-laptop-2", "2", "0", "1"],
+        ]);
+
+        // The whole organization by department: the sessions without one as "(none)", biggest
+        // first; org B's finance-b nowhere.
+        const byDepartment = await api("/v1/insights/activity?window=7d&group_by=dim.department");
+        const none = byDepartment.groups.find((g: { value: string | null }) => g.value === null);
+        assert.ok(none.summary.total_calls > 5, JSON.stringify(none));
+        await page.goto(`${base}#/overview?group_by=dim.department`);
+        await waitForRows(page, rows("activity"), [
+          [
+            "(none)",
+            ...["total_calls", "error_count", "session_count"].map((f) =>
+              numbers.format(none.summary[f])
+            ),
+          ],
+          ["engineering", "5", "1", "2"],
+          ["sales", "1", "0", "1"],
+        ]);
+        assert(!(await text(page, "main")).includes("finance-b"), "org B's value shows");
+
+        // A group links to its sessions.
+        await page.click(`[data-groups=activity] a[data-group=sales]`);
+        await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Sessions");
+        await page.waitForSelector("tbody tr");
+        assert.deepEqual(
+          await page.$$eval(
+            "tbody tr td:nth-child(2) a",
+            (a) => a.map((e) => e.getAttribute("title")),
+          ),
+          ["ui-test-dims-sales"],
+        );
+      },
+    );
+
     await t.step("the dark scheme passes the accessibility check too", async () => {
       await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
       await page.goto(`${base}#/overview`);
@@ -541,6 +756,92 @@ async function axeCheck(page: Page, view: string): Promise<void> {
     v.impact === "serious" || v.impact === "critical"
   );
   assert.deepEqual(serious, [], `${view}: ${JSON.stringify(serious)}`);
+}
+
+/**
+ * Opens `url`, a new hash of the page already open, and waits until the dashboard has rendered
+ * it: the elements of the view shown before are gone.
+ */
+async function openByHash(page: Page, url: string): Promise<void> {
+  const renders = () =>
+    page.evaluate(() =>
+      performance.getEntriesByType("mark").filter((m) => m.name.startsWith("rendered:")).length
+    );
+  const before = await renders();
+  await page.goto(url);
+  await page.waitForFunction(
+    (before) =>
+      performance.getEntriesByType("mark").filter((m) => m.name.startsWith("rendered:")).length >
+        before,
+    {},
+    before,
+  );
+}
+
+/** Waits until the overview's headline figures read `expected` (a new render replaces the old). */
+async function waitForKpis(page: Page, expected: Record<string, string>): Promise<void> {
+  const read = (ids: string[]) =>
+    page.evaluate(
+      (ids) =>
+        Object.fromEntries(
+          ids.map((id) => [
+            id,
+            (document.querySelector(`[data-kpi=${id}]`) as HTMLElement | null)?.innerText.trim(),
+          ]),
+        ),
+      ids,
+    );
+  const ids = Object.keys(expected);
+  await page.waitForFunction(
+    (expected) =>
+      Object.entries(expected).every(([id, value]) =>
+        (document.querySelector(`[data-kpi=${id}]`) as HTMLElement | null)?.innerText.trim() ===
+          value
+      ),
+    { timeout: 15_000 },
+    expected,
+  ).catch(() => {});
+  assert.deepEqual(await read(ids), expected);
+}
+
+/** Waits until the rows under `selector` read `expected`, cell by cell, then asserts it. */
+async function waitForRows(page: Page, selector: string, expected: string[][]): Promise<void> {
+  const read = () =>
+    page.$$eval(
+      selector,
+      (rows) =>
+        rows.map((row) =>
+          [...(row as HTMLTableRowElement).cells].map((cell) => cell.innerText.trim())
+        ),
+    );
+  const deadline = Date.now() + 15_000;
+  let shown = await read();
+  while (JSON.stringify(shown) !== JSON.stringify(expected) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    shown = await read();
+  }
+  assert.deepEqual(shown, expected, selector);
+}
+
+/** Calls `read` until `done` holds of its answer (at most 30 s); returns that answer. */
+// deno-lint-ignore no-explicit-any
+async function until(read: () => Promise<any>, done: (body: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const body = await read();
+    if (done(body) || Date.now() > deadline) return body;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** `GET /v1/dimensions` with `key`, as `[key, values]` pairs. */
+async function dimensionsOf(demo: Demo, key: string): Promise<[string, string[]][]> {
+  const response = await fetch(`${demo.queryUrl}/v1/dimensions`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  assert.equal(response.status, 200);
+  const { data } = await response.json();
+  return data.map((d: { key: string; values: string[] }) => [d.key, d.values]);
 }
 
 interface Demo extends AsyncDisposable {
@@ -758,4 +1059,77 @@ async function addLeakyCall(demo: Demo): Promise<{ session: string; callId: stri
   const leak = page.data.find((c: { timestamp: string }) => Date.parse(c.timestamp) === now + 4000);
   assert(leak, "the leaky call was not stored");
   return { session, callId: leak.id };
+}
+
+/**
+ * Dimension data (issue #33). In the demo's organization, whose own sessions report no
+ * dimensions, three sessions of two new actors:
+ * - `ui-test-dims-platform` (dims-laptop-1; department engineering, team.id platform): 3 tool
+ *   calls, 1 failed; 2 model calls reporting $0.30 and $0.20 (100 input, 50 output tokens each);
+ * - `ui-test-dims-web` (dims-laptop-2; engineering, web): 2 tool calls; a claude-haiku-4-5 call
+ *   reporting no cost (estimated);
+ * - `ui-test-dims-sales` (dims-laptop-1; sales, no team): 1 tool call; a model call of $0.25.
+ * In a new organization, one session with department finance-b and team.id ledger-b, and an API
+ * key of that organization.
+ */
+async function addDimensions(demo: Demo): Promise<{ otherKey: string }> {
+  const org = (await cli(demo, "org", "list")).orgs
+    .find((o: { name: string }) => o.name === "Demo").id;
+  const first = await cli(demo, "actor", "create", "--org", org, "--name", "dims-laptop-1");
+  const second = await cli(demo, "actor", "create", "--org", org, "--name", "dims-laptop-2");
+  const other = await cli(demo, "org", "create", "--name", "dims-org-b");
+  const otherActor = await cli(demo, "actor", "create", "--org", other.id, "--name", "b-laptop");
+  const member = await cli(demo, "member", "add", "--org", other.id, "--email", "b@example.com");
+  const otherKey = (await cli(demo, "key", "create", "--org", other.id, "--member", member.id)).key;
+  const now = Date.now() - 5 * 60_000;
+  const calls = (session: string, outcomes: boolean[]) =>
+    outcomes.map((success, i) =>
+      toolResult({
+        session,
+        id: `${session}-${i}`,
+        tool: success ? "Read" : "Bash",
+        timeMs: now + i * 1000,
+        success,
+        input: success ? { file_path: "README.md" } : { command: "npm test" },
+        error: success ? undefined : "Exit code 1",
+      })
+    );
+  const model = (session: string, i: number, model: string, costUsd?: number) =>
+    apiRequest({
+      session,
+      timeMs: now + 500 + i * 1000,
+      model,
+      costUsd,
+      requestId: `${session}-r${i}`,
+    });
+  const send = async (ingestKey: string, records: unknown[], dims: Record<string, string>) => {
+    const response = await fetch(`${demo.ingestUrl}/v1/logs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ingestKey}` },
+      body: JSON.stringify(claudeExport(records, "claude-code", dims)),
+    });
+    assert.deepEqual(response.status, 200, await response.text());
+  };
+  const platform = "ui-test-dims-platform";
+  await send(first.ingest_key, [
+    ...calls(platform, [true, false, true]),
+    model(platform, 0, "claude-sonnet-4-5", 0.3),
+    model(platform, 1, "claude-sonnet-4-5", 0.2),
+  ], { department: "engineering", "team.id": "platform" });
+  const web = "ui-test-dims-web";
+  await send(second.ingest_key, [
+    ...calls(web, [true, true]),
+    model(web, 0, "claude-haiku-4-5"),
+  ], { department: "engineering", "team.id": "web" });
+  const sales = "ui-test-dims-sales";
+  await send(first.ingest_key, [
+    ...calls(sales, [true]),
+    model(sales, 0, "claude-sonnet-4-5", 0.25),
+  ], { department: "sales" });
+  const theirs = "ui-test-dims-org-b";
+  await send(otherActor.ingest_key, [
+    ...calls(theirs, [true, false]),
+    model(theirs, 0, "claude-sonnet-4-5", 1),
+  ], { department: "finance-b", "team.id": "ledger-b" });
+  return { otherKey };
 }

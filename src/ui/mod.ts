@@ -13,6 +13,7 @@ import appJs from "./assets/app.js" with { type: "text" };
 import apiJs from "./assets/api.js" with { type: "text" };
 import domJs from "./assets/dom.js" with { type: "text" };
 import chartsJs from "./assets/charts.js" with { type: "text" };
+import dimensionsJs from "./assets/dimensions.js" with { type: "text" };
 import overviewJs from "./assets/overview.js" with { type: "text" };
 import listsJs from "./assets/lists.js" with { type: "text" };
 import sessionJs from "./assets/session.js" with { type: "text" };
@@ -51,6 +52,7 @@ export const UI_ASSETS: ReadonlyMap<string, { body: string; type: string }> = ne
   ["api.js", { body: apiJs, type: JS }],
   ["dom.js", { body: domJs, type: JS }],
   ["charts.js", { body: chartsJs, type: JS }],
+  ["dimensions.js", { body: dimensionsJs, type: JS }],
   ["overview.js", { body: overviewJs, type: JS }],
   ["lists.js", { body: listsJs, type: JS }],
   ["session.js", { body: sessionJs, type: JS }],

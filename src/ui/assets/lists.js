@@ -1,6 +1,8 @@
-// Sessions and tool-call lists: every filter of the spec, pickers fed by the facets, the filters
-// in the URL (shareable, back button), and "Load more" on next_cursor.
+// Sessions and tool-call lists: every filter of the spec and the dimensions, pickers fed by the
+// facets and GET /v1/dimensions, the filters in the URL (shareable, back button), and "Load more"
+// on next_cursor.
 import { api, refusedKey } from "./api.js";
+import { dimensionFilters, dimensionSelects, loadDimensions } from "./dimensions.js";
 import {
   costText,
   count,
@@ -36,8 +38,13 @@ async function listView({ params }, spec) {
   for (const name of spec.filters) {
     filters[name] = name === "team" ? params.getAll("team").join(",") : params.get(name) ?? "";
   }
-  const query = { ...filters, team: filters.team.split(",").filter(Boolean), limit: 50 };
-  const [facets, first] = await Promise.all([api(spec.facetsPath), api(spec.path, query)]);
+  const dims = dimensionFilters(params);
+  const query = { ...filters, team: filters.team.split(",").filter(Boolean), ...dims, limit: 50 };
+  const [facets, dimensions, first] = await Promise.all([
+    api(spec.facetsPath),
+    loadDimensions(),
+    api(spec.path, query),
+  ]);
 
   const form = filtersForm(
     `${spec.title} filters`,
@@ -52,9 +59,10 @@ async function listView({ params }, spec) {
           ? value.split(",").map((t) => t.trim()).filter(Boolean)
           : value;
       }
-      return next;
+      return { ...next, ...dimensionFilters(data) };
     },
     spec.fields(filters, facets),
+    dimensionSelects(dimensions, dims),
     knownActors(first.data),
     h("button", { type: "submit" }, "Apply"),
     h("a", { href: route(spec.view) }, "Clear"),

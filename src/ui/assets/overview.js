@@ -2,6 +2,13 @@
 import { api, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
 import {
+  dimensionFilters,
+  dimensionSelects,
+  groupByLabel,
+  groupByOptions,
+  loadDimensions,
+} from "./dimensions.js";
+import {
   costText,
   count,
   decimal,
@@ -20,7 +27,11 @@ import {
 
 const WINDOWS = ["7d", "30d", "90d"];
 
-/** Window, granularity, actor and team from the URL, checked against what the API accepts. */
+/**
+ * Window, granularity, actor, team, dimension filters (`dims`: `{ "dim.<key>": value }`) and
+ * group-by from the URL; window and granularity checked against what the API accepts, the rest
+ * left for the API to judge.
+ */
 export function overviewState(params) {
   const window = WINDOWS.includes(params.get("window")) ? params.get("window") : "7d";
   let granularity = params.get("granularity") === "weekly" ? "weekly" : "daily";
@@ -30,24 +41,88 @@ export function overviewState(params) {
     granularity,
     actor: params.get("actor") ?? "",
     team: params.getAll("team").join(","),
+    dims: dimensionFilters(params),
+    groupBy: params.get("group_by") ?? "",
   };
 }
 
-/** The filters every list link carries: the window's time range, actor and team. */
+/** The filters every list link carries: the window's time range, actor, team and dimensions. */
 function listFilters(state, range) {
   return {
     after: range.start,
     before: range.end,
     actor: state.actor,
     team: state.team,
+    ...state.dims,
   };
+}
+
+/** Per insight, the summary figures its panel's table of groups shows, one column each. */
+const GROUP_FIGURES = {
+  activity: [
+    ["Calls", (s) => count(s.total_calls)],
+    ["Errors", (s) => count(s.error_count)],
+    ["Sessions", (s) => count(s.session_count)],
+  ],
+  "top-tools": [
+    ["Calls", (s) => count(s.total_calls)],
+    ["Distinct tools", (s) => count(s.unique_tools)],
+  ],
+  cost: [
+    ["Model calls", (s) => count(s.call_count)],
+    ["Input tokens", (s) => count(s.input_tokens)],
+    ["Output tokens", (s) => count(s.output_tokens)],
+    ["Cost", (s) => costText(s.cost_usd, s.estimated_cost_usd)],
+  ],
+  outliers: [
+    ["Sessions", (s) => count(s.session_count)],
+    ["95th percentile (calls)", (s) => decimal(s.p95_call_count)],
+    ["Outliers", (s) => count(s.outlier_count)],
+  ],
+  risk: [
+    ["Flags", (s) => count(s.total_flags)],
+    ["Sessions flagged", (s) => count(s.sessions_flagged)],
+  ],
+  domains: [
+    ["References", (s) => count(s.total_hits)],
+    ["Domains", (s) => count(s.unique_domains)],
+    ["Sessions", (s) => count(s.sessions)],
+  ],
+  productivity: [
+    ["Active sessions", (s) => count(s.sessions)],
+    ["Lines added / removed", (s) => `${count(s.lines_added)} / ${count(s.lines_removed)}`],
+    ["Commits", (s) => count(s.commits)],
+  ],
+};
+
+/** The parameters of an insight request: window, granularity, dimensions and group-by. */
+function insightQuery(state) {
+  return {
+    window: state.window,
+    granularity: state.granularity,
+    ...state.dims,
+    group_by: state.groupBy,
+  };
+}
+
+/** What the figures cover, in words. */
+function coverage(state) {
+  const dims = Object.entries(state.dims).map(([name, value]) =>
+    `${name.slice("dim.".length)} = ${value}`
+  );
+  return dims.length === 0
+    ? "Figures and charts cover the whole organization; actor and team narrow the lists they link to."
+    : `Figures, charts and the lists they link to cover the sessions with ${
+      dims.join(" and ")
+    }; actor and team narrow the lists.`;
 }
 
 /** Renders the overview; the activity answer comes first so the headline figures paint early. */
 export async function overviewView({ params }) {
   const state = overviewState(params);
-  const query = { window: state.window, granularity: state.granularity };
-  const load = (name) => api(`/v1/insights/${name}`, query);
+  const load = (name) => api(`/v1/insights/${name}`, insightQuery(state));
+  const dimensionsLoad = loadDimensions();
+  dimensionsLoad.catch(() => {});
   // The headline figures first: the other insights queue behind it on the server.
   const activity = await load("activity");
   const pending = {
@@ -57,12 +132,13 @@ export async function overviewView({ params }) {
     domains: load("domains"),
     outliers: load("outliers"),
     productivity: api("/v1/insights/productivity", {
-      ...query,
+      ...insightQuery(state),
       actor: state.actor,
       team: state.team.split(","),
     }),
   };
   for (const p of Object.values(pending)) p.catch(() => {});
+  const dimensions = await dimensionsLoad;
   const range = activity.window;
   const filters = listFilters(state, range);
 
@@ -97,12 +173,12 @@ export async function overviewView({ params }) {
     "div",
     {},
     h("h1", {}, "Overview"),
-    controls(state),
+    controls(state, dimensions),
     h(
       "p",
-      { class: "note" },
+      { class: "note", id: "coverage" },
       `${new Date(range.start).toLocaleString()} – ${new Date(range.end).toLocaleString()}. `,
-      "Figures and charts cover the whole organization; actor and team narrow the lists they link to.",
+      coverage(state),
     ),
     kpis,
   );
@@ -124,6 +200,7 @@ export async function overviewView({ params }) {
       bars: true,
       height: 300,
     }),
+    groupsTable("activity", activity, state, filters),
   );
   activityPanel.classList.add("wide");
   grid.append(activityPanel);
@@ -148,12 +225,13 @@ export async function overviewView({ params }) {
       if (!refusedKey(error)) slots[name].append(errorBox(error));
     }
   };
-  fill("topTools", (body) => topToolsPanel(body, filters));
-  fill("cost", (body) => costPanel(body, kpis));
-  fill("risk", (body) => riskPanel(body, state, kpis));
-  fill("domains", (body) => domainsPanel(body, filters, kpis));
-  fill("outliers", (body) => outliersPanel(body));
-  fill("productivity", (body) => productivityPanel(body));
+  const groups = (name) => (body) => groupsTable(name, body, state, filters);
+  fill("topTools", (body) => topToolsPanel(body, filters, groups("top-tools")(body)));
+  fill("cost", (body) => costPanel(body, kpis, groups("cost")(body)));
+  fill("risk", (body) => riskPanel(body, state, kpis, groups("risk")(body)));
+  fill("domains", (body) => domainsPanel(body, filters, kpis, groups("domains")(body)));
+  fill("outliers", (body) => outliersPanel(body, groups("outliers")(body)));
+  fill("productivity", (body) => productivityPanel(body, groups("productivity")(body)));
   return page;
 }
 
@@ -164,7 +242,51 @@ function placeholder(grid, title, className) {
   return node;
 }
 
-function controls(state) {
+/**
+ * The table of an insight's groups when the overview is grouped: one row per group (its value or
+ * actor name, "(none)" for sessions without the dimension) with the group's summary figures.
+ */
+function groupsTable(name, body, state, filters) {
+  if (!state.groupBy || !Array.isArray(body.groups)) return null;
+  const by = groupByLabel(state.groupBy);
+  const linkOf = (value) =>
+    state.groupBy === "actor"
+      ? route("sessions", { ...filters, actor: value })
+      : state.groupBy === "agent"
+      ? route("sessions", { ...filters, agent: value })
+      : route("sessions", { ...filters, [state.groupBy]: value });
+  const groupCell = (g) =>
+    g.value === null ? h("span", { class: "muted", "data-group": "" }, "(none)") : h(
+      "a",
+      { href: linkOf(g.value), "data-group": g.value, title: g.label ? g.value : null },
+      g.label || g.value,
+    );
+  return h(
+    "div",
+    { class: "groups", "data-groups": name },
+    h("h3", {}, `By ${by}`),
+    body.groups.length === 0
+      ? h("p", { class: "muted" }, "Nothing to group in this window.")
+      : table(
+        `${name} by ${by}`,
+        [
+          { label: by, cell: groupCell },
+          ...GROUP_FIGURES[name].map(([label, figure]) => ({
+            label,
+            num: true,
+            cell: (g) => figure(g.summary),
+          })),
+        ],
+        body.groups,
+        { hideCaption: true },
+      ),
+    body.groups_truncated
+      ? h("p", { class: "note" }, `The ${count(body.groups.length)} largest groups only.`)
+      : null,
+  );
+}
+
+function controls(state, dimensions) {
   const form = filtersForm(
     "Overview filters",
     "overview",
@@ -173,6 +295,8 @@ function controls(state) {
       granularity: data.get("granularity"),
       actor: String(data.get("actor") ?? "").trim(),
       team: String(data.get("team") ?? "").split(",").map((t) => t.trim()).filter(Boolean),
+      ...dimensionFilters(data),
+      group_by: data.get("group_by"),
     }),
     select(
       "Window",
@@ -198,13 +322,15 @@ function controls(state) {
       placeholder: "act_…, act_…",
       size: 30,
     }),
+    dimensionSelects(dimensions, state.dims),
+    select("Group by", "group_by", groupByOptions(dimensions, state.groupBy), state.groupBy),
     h("button", { type: "submit" }, "Apply"),
   );
   form.querySelector("option[value=weekly]").disabled = state.window === "7d";
   return form;
 }
 
-function topToolsPanel(body, filters) {
+function topToolsPanel(body, filters, groups) {
   const rows = body.breakdown.slice(0, 10);
   const callsOf = (r, outcome) =>
     route("tool-calls", { ...filters, tool_name: r.tool_name, tool_type: r.tool_type, outcome });
@@ -241,10 +367,11 @@ function topToolsPanel(body, filters) {
       rows,
       { hideCaption: true },
     ),
+    groups,
   );
 }
 
-function costPanel(body, kpis) {
+function costPanel(body, kpis, groups) {
   const s = body.summary;
   kpis.append(
     h(
@@ -298,12 +425,13 @@ function costPanel(body, kpis) {
       body.breakdown.slice(0, 12),
       { hideCaption: true },
     ),
+    groups,
   );
 }
 
-function riskPanel(body, state, kpis) {
+function riskPanel(body, state, kpis, groups) {
   const riskRoute = (flag) =>
-    route("risk", { window: state.window, granularity: state.granularity, flag });
+    route("risk", { window: state.window, granularity: state.granularity, ...state.dims, flag });
   kpis.append(
     h(
       "li",
@@ -341,10 +469,11 @@ function riskPanel(body, state, kpis) {
         body.breakdown,
         { hideCaption: true },
       ),
+    groups,
   );
 }
 
-function domainsPanel(body, filters, kpis) {
+function domainsPanel(body, filters, kpis, groups) {
   kpis.append(
     h(
       "li",
@@ -380,10 +509,11 @@ function domainsPanel(body, filters, kpis) {
       body.breakdown.slice(0, 12),
       { hideCaption: true },
     ),
+    groups,
   );
 }
 
-function outliersPanel(body) {
+function outliersPanel(body, groups) {
   const s = body.summary;
   return panel(
     "Outlier sessions",
@@ -425,6 +555,7 @@ function outliersPanel(body) {
       body.breakdown.slice(0, 10),
       { hideCaption: true },
     ),
+    groups,
   );
 }
 
@@ -436,7 +567,7 @@ const LINES_SOURCE = {
 };
 
 /** The productivity insight (an extension of the API): a few figures, narrowed by actor/team. */
-function productivityPanel(body) {
+function productivityPanel(body, groups) {
   const s = body.summary;
   const figure = (label, value, id) =>
     h(
@@ -477,6 +608,7 @@ function productivityPanel(body) {
         : `Lines ${LINES_SOURCE[s.lines_source]}.`,
       " Actor and team narrow these figures.",
     ),
+    groups,
   );
   node.dataset.panel = "productivity";
   return node;

@@ -3,6 +3,7 @@
 // sessions newest first, a batch at a time.
 import { api, apiEach, refusedKey } from "./api.js";
 import { timeChart } from "./charts.js";
+import { dimensionFilters, dimensionSelects, loadDimensions } from "./dimensions.js";
 import {
   count,
   errorBox,
@@ -23,10 +24,14 @@ const SESSIONS_PER_SCAN = 40;
 export async function riskView({ params }) {
   const state = overviewState(params);
   const flag = params.get("flag") ?? "";
-  const risk = await api("/v1/insights/risk", {
-    window: state.window,
-    granularity: state.granularity,
-  });
+  const [risk, dimensions] = await Promise.all([
+    api("/v1/insights/risk", {
+      window: state.window,
+      granularity: state.granularity,
+      ...state.dims,
+    }),
+    loadDimensions(),
+  ]);
   const kinds = [...new Set(risk.breakdown.map((r) => r.flag))];
   const buckets = [...new Set(risk.series.map((p) => p.bucket))].sort();
   const series = kinds.map((kind, i) => ({
@@ -37,7 +42,12 @@ export async function riskView({ params }) {
     colour: ["--flag", "--accent", "--error"][i % 3],
   }));
   const link = (kind) =>
-    route("risk", { window: state.window, granularity: state.granularity, flag: kind });
+    route("risk", {
+      window: state.window,
+      granularity: state.granularity,
+      ...state.dims,
+      flag: kind,
+    });
 
   const form = filtersForm(
     "Risk filters",
@@ -47,6 +57,7 @@ export async function riskView({ params }) {
       return {
         window,
         granularity: window === "7d" ? "daily" : data.get("granularity"),
+        ...dimensionFilters(data),
         flag: data.get("flag"),
       };
     },
@@ -65,6 +76,7 @@ export async function riskView({ params }) {
       ...kinds.map((k) => [k, k]),
       ...(flag && !kinds.includes(flag) ? [[flag, flag]] : []),
     ], flag),
+    dimensionSelects(dimensions, state.dims),
     h("button", { type: "submit" }, "Apply"),
   );
 
@@ -138,12 +150,15 @@ export async function riskView({ params }) {
       ),
     ),
   );
-  page.append(h("div", { class: "grid" }, drillDown(flag, risk.window)));
+  page.append(h("div", { class: "grid" }, drillDown(flag, risk.window, state.dims)));
   return page;
 }
 
-/** The calls that raised `flag` (every kind when empty), found session by session. */
-function drillDown(flag, window) {
+/**
+ * The calls that raised `flag` (every kind when empty), found session by session among the
+ * sessions with the dimension filters `dims`.
+ */
+function drillDown(flag, window, dims) {
   const columns = [
     { label: "Time", cell: (r) => when(r.flag.timestamp) },
     { label: "Kind", cell: (r) => h("span", { class: "badge flag" }, r.flag.flag) },
@@ -194,6 +209,7 @@ function drillDown(flag, window) {
       const page = await api("/v1/sessions", {
         after: window.start,
         before: window.end,
+        ...dims,
         limit: SESSIONS_PER_SCAN,
         cursor,
       });
