@@ -1,6 +1,6 @@
 /**
  * Whether a catch-up counts as a build (insights answer a retryable 503 while
- * it runs) is decided by the rows it copies, not by how far the store's
+ * it runs, or on SQLite from the store) is decided by the rows it copies, not by how far the store's
  * sequence moved: on PostgreSQL seqs run ahead of the rows (issue #16: an
  * ordinary catch-up answered 918 × 503 in the 1M mixed-load bench). The real
  * builds that must still answer 503 are in insights_building_test.ts.
@@ -99,7 +99,7 @@ engineTest(
 );
 
 engineTest(
-  "a catch-up of more than 100,000 rows into a built replica answers a retryable 503",
+  "a catch-up of more than 100,000 rows into a built replica: SQLite answers meanwhile, PostgreSQL a retryable 503",
   async () => {
     await using env = await startInsightsEnv();
     const org = await env.createOrg("Acme");
@@ -108,9 +108,16 @@ engineTest(
     await ingestToolCalls(env, org, 1000, 105_000);
     const started = performance.now();
     const { status, body } = await env.get("/v1/insights/activity?window=90d", org.apiKey);
-    assert.equal(status, 503, JSON.stringify(body));
-    assert.equal(body.error.code, "insights_unavailable");
-    assert.ok(performance.now() - started < 1000);
+    if (testEngine() === "sqlite") {
+      // The store answers while the replica copies the rows (src/analytics/insight_runner.ts).
+      assert.equal(status, 200, JSON.stringify(body));
+      const raw = await readStoredRows(env);
+      assertInsightEqual(body, referenceInsight(raw, "activity", org.orgId, windowOf(body)), "");
+    } else {
+      assert.equal(status, 503, JSON.stringify(body));
+      assert.equal(body.error.code, "insights_unavailable");
+      assert.ok(performance.now() - started < 1000);
+    }
     await env.analytics.catchUp();
     const after = await env.get("/v1/insights/activity?window=90d", org.apiKey);
     assert.equal(after.status, 200);

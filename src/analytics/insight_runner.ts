@@ -25,8 +25,10 @@ import {
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 import { REPLICA_TABLES } from "./replica_source.ts";
+import { QueryTimeoutError, ReplicaBuildingError } from "../errors.ts";
 import {
   routedToSqlite,
+  sqliteAnswers,
   sqliteInsightAnswer,
   sqliteInsightBatch,
   STORE_POSITION_STATEMENT,
@@ -160,9 +162,28 @@ export class CachedInsights {
 
   async answer(request: InsightRequest, deadline: number): Promise<InsightBody> {
     const { name, orgId, window, filters = {}, grouping } = request;
-    if (this.#store !== null && name !== "productivity" && routedToSqlite(name, window, filters)) {
-      return this.#answerFromStore(this.#store, name, orgId, window, grouping);
+    const store = this.#store;
+    if (store !== null && name !== "productivity" && routedToSqlite(name, window, filters)) {
+      return this.#answerFromStore(store, name, orgId, window, grouping);
     }
+    try {
+      return await this.#answerFromReplica(request, deadline);
+    } catch (error) {
+      // While the replica is built (at first start, after it was lost, or a
+      // schema change: minutes at 10M calls), SQLite answers what it can
+      // within the query time limit; past it, the retryable 503 stands.
+      if (!(error instanceof ReplicaBuildingError) || store === null) throw error;
+      if (name === "productivity" || !sqliteAnswers(name, filters)) throw error;
+      try {
+        return await this.#answerFromStore(store, name, orgId, window, grouping);
+      } catch (fallback) {
+        throw fallback instanceof QueryTimeoutError ? error : fallback;
+      }
+    }
+  }
+
+  async #answerFromReplica(request: InsightRequest, deadline: number): Promise<InsightBody> {
+    const { name, window } = request;
     const arrived = Date.now();
     let floor = this.#reader.staleFloor();
     if (floor === null) {

@@ -78,10 +78,20 @@ export function routedToSqlite(
   window: InsightWindow,
   filters: InsightFilters = {},
 ): boolean {
+  return sqliteAnswers(name, filters) && (SQLITE_ROUTES[name]?.includes(window.window) ?? false);
+}
+
+/**
+ * Whether SQLite can answer this request at all (when the store is SQLite):
+ * every insight but productivity, without actor, team or dimension filters,
+ * whose statements exist for the replica only. What it answers while the
+ * replica is being built.
+ */
+export function sqliteAnswers(name: AnyInsightName, filters: InsightFilters = {}): boolean {
+  if (name === "productivity") return false;
   if (filters.actor !== undefined || filters.team !== undefined) return false;
   // The dimension filters' sessions narrow the replica's statements only.
-  if (filters.sessions !== undefined) return false;
-  return SQLITE_ROUTES[name]?.includes(window.window) ?? false;
+  return filters.sessions === undefined;
 }
 
 const STORE_POSITION = namedSql(parseNamedSql(storePositionSql), "store_position");
