@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import {
   costText,
   count,
+  countColumn,
   decisionText,
   duration,
   estimated,
@@ -260,10 +261,10 @@ function modelPanel(s, calls) {
             c.provider_name ? h("span", { class: "muted" }, ` ${c.provider_name}`) : null,
           ],
         },
-        { label: "Input", num: true, cell: (c) => count(c.input_tokens) },
-        { label: "Output", num: true, cell: (c) => count(c.output_tokens) },
-        { label: "Cache read", num: true, cell: (c) => count(c.cache_read_tokens) },
-        { label: "Cache write", num: true, cell: (c) => count(c.cache_creation_tokens) },
+        countColumn("Input", "input_tokens"),
+        countColumn("Output", "output_tokens"),
+        countColumn("Cache read", "cache_read_tokens"),
+        countColumn("Cache write", "cache_creation_tokens"),
         {
           label: "Cost",
           num: true,
