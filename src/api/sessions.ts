@@ -66,7 +66,7 @@ export async function readSessionExtras(
 }
 
 /** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its extras. */
-const SESSION_LIST: KeysetList<SessionFilters, SessionExtras> = {
+export const SESSION_LIST: KeysetList<SessionFilters, SessionExtras> = {
   endpoint: "sessions",
   page: (queries) => queries.sessionsPage,
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],

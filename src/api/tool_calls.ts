@@ -93,7 +93,7 @@ const listToolCalls: ApiHandler = async (context) => {
 };
 
 /** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
-const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
+export const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
   endpoint: "tool-calls",
   page: (queries) => queries.toolCallsPage,
   keyOf: (row) => [Number(row.ts), String(row.id)],
