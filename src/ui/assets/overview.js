@@ -454,11 +454,7 @@ function riskPanel(body, state, kpis, groups) {
             num: true,
             cell: (r) => h("a", { href: riskRoute(r.flag) }, count(r.flags)),
           },
-          {
-            label: "Sessions",
-            num: true,
-            cell: (r) => count(r.sessions),
-          },
+          countColumn("Sessions", "sessions"),
           countColumn("Tools", "tools"),
         ],
         body.breakdown,

@@ -215,11 +215,7 @@ function domainsPanel(domains) {
           cell: (d) => h("a", { href: route("sessions", { domain: d.domain }) }, d.domain),
         },
         { label: "Scheme", cell: (d) => d.scheme },
-        {
-          label: "Hits",
-          num: true,
-          cell: (d) => count(d.hits),
-        },
+        countColumn("Hits", "hits"),
       ],
       domains,
       { hideCaption: true },
