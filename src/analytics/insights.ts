@@ -253,14 +253,12 @@ const RISK_ON_SQLITE = { windows: ["7d", "30d"] } as const;
  * actor or team filters.
  */
 function specInsight(
-  name: InsightName,
   sql: string,
   fields: Pick<InsightDefinition, "summary" | "series" | "breakdown">,
   sqlite: InsightDefinition["sqlite"] = { windows: [] },
   groupColumns: InsightDefinition["groupColumns"] = OWN_ACTOR_AND_AGENT,
-): InsightDefinition {
+): Omit<InsightDefinition, "name"> {
   return {
-    name,
     spec: true,
     sql: parseNamedSql(sql),
     sqlite,
@@ -273,14 +271,26 @@ function specInsight(
 /** Rows that carry their actor and agent (tool calls, model calls). */
 const OWN_ACTOR_AND_AGENT = { actor: "actor_id", agent: "agent_system" } as const;
 
+/** The registry's definitions, each named by its key (in the same order). */
+function namedByKey(
+  definitions: Record<AnyInsightName, Omit<InsightDefinition, "name">>,
+): Record<AnyInsightName, InsightDefinition> {
+  const named = {} as Record<AnyInsightName, InsightDefinition>;
+  for (const [key, definition] of Object.entries(definitions)) {
+    const name = key as AnyInsightName;
+    named[name] = { name, ...definition };
+  }
+  return named;
+}
+
 /** The registry: every insight served, the spec's six in the spec's order, then the extensions. */
-export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
-  "activity": specInsight("activity", activitySql, {
+export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = namedByKey({
+  "activity": specInsight(activitySql, {
     summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
     series: { "bucket": "time", "calls": "int", "errors": "int" },
     breakdown: null,
   }),
-  "top-tools": specInsight("top-tools", topToolsSql, {
+  "top-tools": specInsight(topToolsSql, {
     summary: { "total_calls": "int", "unique_tools": "int" },
     series: null,
     breakdown: {
@@ -291,7 +301,7 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "avg_duration_ms": "number?",
     },
   }),
-  "outliers": specInsight("outliers", outliersSql, {
+  "outliers": specInsight(outliersSql, {
     summary: { "p95_call_count": "number", "outlier_count": "int", "session_count": "int" },
     series: null,
     breakdown: {
@@ -304,7 +314,7 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       "error_count": "int",
     },
   }, { sql: parseNamedSql(sqliteOutliersSql), windows: [] }),
-  "cost": specInsight("cost", costSql, {
+  "cost": specInsight(costSql, {
     summary: {
       ...TOKENS,
       "cache_read_tokens": "int",
@@ -325,7 +335,6 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
     },
   }),
   "risk": specInsight(
-    "risk",
     riskSql,
     {
       summary: { "total_flags": "int", "sessions_flagged": "int", "distinct_flag_kinds": "int" },
@@ -336,7 +345,6 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
     "call",
   ),
   "domains": specInsight(
-    "domains",
     domainsSql,
     {
       summary: { "total_hits": "int", "unique_domains": "int", "sessions": "int" },
@@ -347,7 +355,6 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
     "call",
   ),
   "productivity": {
-    name: "productivity",
     spec: false,
     sql: withPrelude(parseNamedSql(productivitySql), "facts"),
     sqlite: null,
@@ -374,7 +381,7 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = {
       },
     },
   },
-};
+});
 
 /** Each statement of `sql` but `prelude` opened by it (the WITH clause they share). */
 function withPrelude(sql: Record<string, string>, prelude: string): Record<string, string> {

@@ -141,6 +141,15 @@ export interface IngestSignal {
   onWritten(listener: () => void): () => void;
 }
 
+/** One insight for one organization and window, with its filters and grouping: the response body. */
+export type InsightCall = (
+  name: AnyInsightName,
+  orgId: string,
+  window: InsightWindow,
+  filters?: InsightFilters,
+  grouping?: InsightGrouping,
+) => Promise<InsightBody>;
+
 /** The open analytics service. */
 export interface Analytics {
   /** Brings the replica up to what the telemetry store holds now (shared by concurrent callers). */
@@ -153,25 +162,13 @@ export interface Analytics {
    * what the benchmark measures beside `runSqliteInsight`. Fails with
    * `ReplicaBuildingError` while the replica is being built.
    */
-  insight(
-    name: AnyInsightName,
-    orgId: string,
-    window: InsightWindow,
-    filters?: InsightFilters,
-    grouping?: InsightGrouping,
-  ): Promise<InsightBody>;
+  insight: InsightCall;
   /**
    * The same body as {@link insight}, from the cache when the replica and the
    * window's rows are unchanged since an earlier request: what the endpoints
    * serve. An insight routed to SQLite (`options.store`) is read there instead.
    */
-  cachedInsight(
-    name: AnyInsightName,
-    orgId: string,
-    window: InsightWindow,
-    filters?: InsightFilters,
-    grouping?: InsightGrouping,
-  ): Promise<InsightBody>;
+  cachedInsight: InsightCall;
   /** Hits and misses of {@link cachedInsight} so far, and the bytes it holds. */
   readonly cacheStats: InsightCacheStats;
   /** Figures of the last catch-up that copied rows (for logs and the benchmark). */

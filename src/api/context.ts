@@ -70,3 +70,22 @@ export interface ApiRoute extends Route<ApiHandler> {
    */
   errors: readonly ErrorCode[];
 }
+
+/** `/v1/<tag>/:id`: one item of a list by its id (`id`, described), or `not_found`. */
+export function itemRoute(
+  tag: "sessions" | "tool-calls",
+  handler: ApiHandler,
+  summary: string,
+  id: string,
+  response: ApiRoute["response"],
+): ApiRoute {
+  return {
+    pattern: `/v1/${tag}/:id`,
+    handler,
+    tag,
+    summary,
+    pathParams: { id },
+    response,
+    errors: ["not_found", "overloaded"],
+  };
+}

@@ -18,20 +18,22 @@ import type { TelemetryReader } from "../store/stores.ts";
 import type {
   CallFilters,
   PageKey,
+  PageStatement,
   ReadStatement,
   SessionFilters,
   TelemetryQueries,
 } from "../store/telemetry_queries.ts";
 import type { ActorNames } from "./actor_names.ts";
 import type { ApiHandler, ApiRoute } from "./context.ts";
+import type { KeysetList } from "./pagination.ts";
 import { exactParam, listFilterParams, parseQuery, timeParam } from "./params.ts";
 import { ExportedSession, ExportedToolCall } from "./schemas.ts";
 import { type ActorNameMap, type DimensionMap, sessionObject, toolCallObject } from "./shapes.ts";
 import { rowDimensions } from "./dimensions.ts";
 import { actorIdsOf } from "./actor_names.ts";
-import { sessionFiltersOf } from "./sessions.ts";
+import { SESSION_LIST, sessionFiltersOf } from "./sessions.ts";
 import { type SessionCostMap, sessionCostsOf } from "./session_costs.ts";
-import { parseToolCallQuery, toolCallFilterQuery } from "./tool_calls.ts";
+import { parseToolCallQuery, TOOL_CALL_LIST, toolCallFilterQuery } from "./tool_calls.ts";
 
 type Row = Record<string, unknown>;
 
@@ -48,19 +50,23 @@ export interface ExportKind<F> {
   /** The schema of one line (`schemas.ts`). */
   line: z.ZodObject;
   /** The page of at most `limit` rows after `after` (from the start when null). */
-  page(
-    queries: TelemetryQueries,
-    orgId: string,
-    filters: F,
-    after: PageKey | null,
-    limit: number,
-  ): ReadStatement;
+  page(queries: TelemetryQueries): PageStatement<F>;
   /** A row's place in the order, which the next page starts after. */
   keyOf(row: Row): PageKey;
   /** Whether its lines carry sessions' costs (from the rows: `session_costs.ts`). */
   sessionCosts: boolean;
   /** A row as its line. */
   toLine(row: Row, names: ActorNameMap, costs: SessionCostMap, dims: DimensionMap): Row;
+}
+
+/**
+ * An export's name and order are its list's (`/v1/<name>`): the same rows by
+ * the same key, read oldest first.
+ */
+function listedAs(
+  list: Pick<KeysetList<unknown, unknown>, "endpoint" | "keyOf">,
+): Pick<ExportKind<unknown>, "name" | "keyOf"> {
+  return { name: list.endpoint, keyOf: list.keyOf };
 }
 
 /** A JSON array the store aggregated (text), as values. */
@@ -70,11 +76,9 @@ function jsonList(value: unknown): unknown[] {
 
 /** Tool calls by `(ts, id)`, each with its risk flags and external domains. */
 export const TOOL_CALL_EXPORT: ExportKind<CallFilters> = {
-  name: "tool-calls",
+  ...listedAs(TOOL_CALL_LIST),
   line: ExportedToolCall,
-  page: (queries, orgId, filters, after, limit) =>
-    queries.exportToolCallsPage(orgId, filters, after, limit),
-  keyOf: (row) => [Number(row.ts), String(row.id)],
+  page: (queries) => queries.exportToolCallsPage,
   sessionCosts: false,
   toLine: (row, names, _costs, dims) => ({
     ...toolCallObject(row, names, dims),
@@ -85,11 +89,9 @@ export const TOOL_CALL_EXPORT: ExportKind<CallFilters> = {
 
 /** Whole sessions by `(last_seen, session_id)`. */
 export const SESSION_EXPORT: ExportKind<SessionFilters> = {
-  name: "sessions",
+  ...listedAs(SESSION_LIST),
   line: ExportedSession,
-  page: (queries, orgId, filters, after, limit) =>
-    queries.exportSessionsPage(orgId, filters, after, limit),
-  keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
+  page: (queries) => queries.exportSessionsPage,
   sessionCosts: true,
   toLine: (row, names, costs, dims) => sessionObject(row, names, costs, dims),
 };
@@ -116,7 +118,7 @@ export async function* exportPages<F>(
 ): AsyncGenerator<Row[], void, undefined> {
   let position = after;
   for (let first = true;; first = false) {
-    const statement = kind.page(source.reader.queries, orgId, filters, position, pageRows);
+    const statement = kind.page(source.reader.queries)(orgId, filters, position, pageRows);
     const rows = await readPage(source.reader, statement, first ? 0 : OVERLOADED_RETRIES);
     if (rows.length === 0) return;
     const names = await source.actorNames.resolve(orgId, actorIdsOf(rows));

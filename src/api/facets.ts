@@ -6,10 +6,30 @@
  */
 import { jsonResponse } from "../http/responses.ts";
 import type { FacetName } from "../store/telemetry_queries.ts";
-import type { ApiHandler } from "./context.ts";
+import type { ApiHandler, ApiRoute } from "./context.ts";
+
+/**
+ * `/v1/<tag>/facets`: the values of a list's filters, `{field: values}` for
+ * each field's facet, answered with `response`.
+ */
+export function facetsRoute(
+  tag: "sessions" | "tool-calls",
+  fields: Readonly<Record<string, FacetName>>,
+  summary: string,
+  response: ApiRoute["response"],
+): ApiRoute {
+  return {
+    pattern: `/v1/${tag}/facets`,
+    handler: facetsHandler(fields),
+    tag,
+    summary,
+    response,
+    errors: ["overloaded"],
+  };
+}
 
 /** A handler answering `{field: values}` for each field's facet. */
-export function facetsHandler(fields: Readonly<Record<string, FacetName>>): ApiHandler {
+function facetsHandler(fields: Readonly<Record<string, FacetName>>): ApiHandler {
   const entries = Object.entries(fields);
   return async ({ orgId, services }) => {
     const rows = await services.reader.read(

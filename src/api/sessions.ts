@@ -5,14 +5,14 @@
  */
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
-import type { ApiContext, ApiHandler, ApiRoute } from "./context.ts";
+import { type ApiContext, type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type SessionCostMap, sessionCostsOf } from "./session_costs.ts";
 import { readDimensions } from "./dimensions.ts";
-import { facetsHandler } from "./facets.ts";
+import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
 import {
@@ -66,7 +66,7 @@ export async function readSessionExtras(
 }
 
 /** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its extras. */
-const SESSION_LIST: KeysetList<SessionFilters, SessionExtras> = {
+export const SESSION_LIST: KeysetList<SessionFilters, SessionExtras> = {
   endpoint: "sessions",
   page: (queries) => queries.sessionsPage,
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
@@ -87,12 +87,6 @@ export function sessionFiltersOf(
     ...listFiltersOf(query, url),
   };
 }
-
-const sessionFacets = facetsHandler({
-  domains: "domains",
-  agents: "agents",
-  repositories: "repositories",
-});
 
 const getSession: ApiHandler = async ({ params, orgId, services }) => {
   const [session, calls, flags, domains, children, modelCalls] = await services.reader.read(
@@ -130,21 +124,17 @@ export const sessionRoutes: ApiRoute[] = [
     response: SessionPage,
     errors: ["invalid_request", "not_implemented", "overloaded"],
   },
-  {
-    pattern: "/v1/sessions/facets",
-    handler: sessionFacets,
-    tag: "sessions",
-    summary: "Values for the session filters `domain` and `agent`",
-    response: SessionFacets,
-    errors: ["overloaded"],
-  },
-  {
-    pattern: "/v1/sessions/:id",
-    handler: getSession,
-    tag: "sessions",
-    summary: "One session with its tool calls, risk flags, external domains and model calls",
-    pathParams: { id: "The session id." },
-    response: SessionDetail,
-    errors: ["not_found", "overloaded"],
-  },
+  facetsRoute(
+    "sessions",
+    { domains: "domains", agents: "agents", repositories: "repositories" },
+    "Values for the session filters `domain` and `agent`",
+    SessionFacets,
+  ),
+  itemRoute(
+    "sessions",
+    getSession,
+    "One session with its tool calls, risk flags, external domains and model calls",
+    "The session id.",
+    SessionDetail,
+  ),
 ];

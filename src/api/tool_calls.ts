@@ -5,12 +5,12 @@
  */
 import { z } from "zod";
 import { ApiError, invalidRequest, jsonResponse } from "../http/responses.ts";
-import type { ApiHandler, ApiRoute } from "./context.ts";
+import { type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
 import { readDimensions } from "./dimensions.ts";
-import { facetsHandler } from "./facets.ts";
+import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
 import { toolCallDetailObject, toolCallObject } from "./shapes.ts";
@@ -93,19 +93,13 @@ const listToolCalls: ApiHandler = async (context) => {
 };
 
 /** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
-const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
+export const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
   endpoint: "tool-calls",
   page: (queries) => queries.toolCallsPage,
   keyOf: (row) => [Number(row.ts), String(row.id)],
   extra: ({ orgId, services }, rows) => readDimensions(services.reader, orgId, rows),
   toObject: toolCallObject,
 };
-
-const toolCallFacets = facetsHandler({
-  tool_names: "tool_names",
-  tool_types: "tool_types",
-  categories: "categories",
-});
 
 const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   const [rows] = await services.reader.read([
@@ -131,21 +125,17 @@ export const toolCallRoutes: ApiRoute[] = [
     response: ToolCallPage,
     errors: ["invalid_request", "overloaded"],
   },
-  {
-    pattern: "/v1/tool-calls/facets",
-    handler: toolCallFacets,
-    tag: "tool-calls",
-    summary: "Values for the tool-call filters `tool_name`, `tool_type` and `category`",
-    response: ToolCallFacets,
-    errors: ["overloaded"],
-  },
-  {
-    pattern: "/v1/tool-calls/:id",
-    handler: getToolCall,
-    tag: "tool-calls",
-    summary: "One tool call in detail",
-    pathParams: { id: "The tool call's `id`." },
-    response: ToolCallDetail,
-    errors: ["not_found", "overloaded"],
-  },
+  facetsRoute(
+    "tool-calls",
+    { tool_names: "tool_names", tool_types: "tool_types", categories: "categories" },
+    "Values for the tool-call filters `tool_name`, `tool_type` and `category`",
+    ToolCallFacets,
+  ),
+  itemRoute(
+    "tool-calls",
+    getToolCall,
+    "One tool call in detail",
+    "The tool call's `id`.",
+    ToolCallDetail,
+  ),
 ];

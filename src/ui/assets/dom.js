@@ -137,6 +137,23 @@ export function table(caption, columns, rows, options = {}) {
   );
 }
 
+/** A column of {@link table} with a row's count `field`, right-aligned. */
+export function countColumn(label, field) {
+  return { label, num: true, cell: (row) => count(row[field]) };
+}
+
+/** The "Cost" column of {@link table}: a row's reported and estimated cost, a muted dash when neither. */
+export function costColumn() {
+  return {
+    label: "Cost",
+    num: true,
+    cell: (row) =>
+      row.cost_usd > 0 || row.estimated_cost_usd > 0
+        ? costText(row.cost_usd, row.estimated_cost_usd)
+        : h("span", { class: "muted" }, "—"),
+  };
+}
+
 /** The `<tbody>` of {@link table}, also used to append a further page. */
 export function tableBody(columns, rows, options = {}) {
   return h("tbody", {}, rows.map((row) => tableRow(columns, row, options)));

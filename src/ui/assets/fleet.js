@@ -2,7 +2,7 @@
 // agents and versions it runs (outdated ones marked) and what of its telemetry the server did not
 // understand; "silent for N days" keeps the actors that went quiet.
 import { api } from "./api.js";
-import { count, filtersForm, h, input, route, table, when } from "./dom.js";
+import { count, countColumn, filtersForm, h, input, route, table, when } from "./dom.js";
 
 const DAY_MS = 86_400_000;
 const numeric = new Intl.Collator("en", { numeric: true });
@@ -118,7 +118,7 @@ export async function fleetView({ params }) {
           )
           : h("span", { class: "muted" }, "never sent telemetry"),
     },
-    { label: "Sessions (7 days)", num: true, cell: (a) => count(a.sessions_7d) },
+    countColumn("Sessions (7 days)", "sessions_7d"),
     {
       label: "Agents and versions",
       cell: (a) => agentsList(a.agents, isOutdated, newest, now),

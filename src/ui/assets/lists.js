@@ -4,8 +4,9 @@
 import { api, refusedKey } from "./api.js";
 import { dimensionFilters, dimensionSelects, loadDimensions } from "./dimensions.js";
 import {
-  costText,
+  costColumn,
   count,
+  countColumn,
   decisionText,
   duration,
   errorBox,
@@ -173,7 +174,7 @@ export function sessionsView(routeInfo) {
         cell: (s) => `${s.agent_system}${s.agent_version ? ` ${s.agent_version}` : ""}`,
       },
       { label: "Model", cell: (s) => s.model || h("span", { class: "muted" }, "—") },
-      { label: "Calls", num: true, cell: (s) => count(s.tool_call_count) },
+      countColumn("Calls", "tool_call_count"),
       {
         label: "Errors",
         num: true,
@@ -181,14 +182,7 @@ export function sessionsView(routeInfo) {
           s.error_count > 0 ? h("span", { class: "outcome-error" }, count(s.error_count)) : "0",
       },
       { label: "Duration", num: true, cell: (s) => duration(s.total_duration_ms) },
-      {
-        label: "Cost",
-        num: true,
-        cell: (s) =>
-          s.cost_usd > 0 || s.estimated_cost_usd > 0
-            ? costText(s.cost_usd, s.estimated_cost_usd)
-            : h("span", { class: "muted" }, "—"),
-      },
+      costColumn(),
     ],
   });
 }

@@ -9,8 +9,10 @@ import {
   loadDimensions,
 } from "./dimensions.js";
 import {
+  costColumn,
   costText,
   count,
+  countColumn,
   decimal,
   duration,
   errorBox,
@@ -410,17 +412,10 @@ function costPanel(body, kpis, groups) {
           cell: (r) => r.provider_name || h("span", { class: "muted" }, "not reported"),
         },
         { label: "Model", cell: (r) => h("code", {}, r.model) },
-        { label: "Calls", num: true, cell: (r) => count(r.call_count) },
-        { label: "Input tokens", num: true, cell: (r) => count(r.input_tokens) },
-        { label: "Output tokens", num: true, cell: (r) => count(r.output_tokens) },
-        {
-          label: "Cost",
-          num: true,
-          cell: (r) =>
-            r.cost_usd > 0 || r.estimated_cost_usd > 0
-              ? costText(r.cost_usd, r.estimated_cost_usd)
-              : h("span", { class: "muted" }, "—"),
-        },
+        countColumn("Calls", "call_count"),
+        countColumn("Input tokens", "input_tokens"),
+        countColumn("Output tokens", "output_tokens"),
+        costColumn(),
       ],
       body.breakdown.slice(0, 12),
       { hideCaption: true },
@@ -459,12 +454,8 @@ function riskPanel(body, state, kpis, groups) {
             num: true,
             cell: (r) => h("a", { href: riskRoute(r.flag) }, count(r.flags)),
           },
-          {
-            label: "Sessions",
-            num: true,
-            cell: (r) => count(r.sessions),
-          },
-          { label: "Tools", num: true, cell: (r) => count(r.tools) },
+          countColumn("Sessions", "sessions"),
+          countColumn("Tools", "tools"),
         ],
         body.breakdown,
         { hideCaption: true },
@@ -494,7 +485,7 @@ function domainsPanel(body, filters, kpis, groups) {
       [
         { label: "Domain", cell: (r) => h("code", {}, r.domain) },
         { label: "Scheme", cell: (r) => r.scheme },
-        { label: "Hits", num: true, cell: (r) => count(r.hits) },
+        countColumn("Hits", "hits"),
         {
           label: "Sessions",
           num: true,
@@ -537,8 +528,8 @@ function outliersPanel(body, groups) {
             ),
         },
         { label: "Agent", cell: (r) => h("span", { class: "nowrap" }, r.agent_system) },
-        { label: "Calls", num: true, cell: (r) => count(r.call_count) },
-        { label: "Errors", num: true, cell: (r) => count(r.error_count) },
+        countColumn("Calls", "call_count"),
+        countColumn("Errors", "error_count"),
         {
           label: "Last seen",
           cell: (r) =>

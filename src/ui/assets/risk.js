@@ -6,6 +6,7 @@ import { timeChart } from "./charts.js";
 import { dimensionFilters, dimensionSelects, loadDimensions } from "./dimensions.js";
 import {
   count,
+  countColumn,
   errorBox,
   filtersForm,
   h,
@@ -126,13 +127,9 @@ export async function riskView({ params }) {
                     r.flag,
                   ),
               },
-              {
-                label: "Flags",
-                num: true,
-                cell: (r) => count(r.flags),
-              },
-              { label: "Sessions", num: true, cell: (r) => count(r.sessions) },
-              { label: "Tools", num: true, cell: (r) => count(r.tools) },
+              countColumn("Flags", "flags"),
+              countColumn("Sessions", "sessions"),
+              countColumn("Tools", "tools"),
             ],
             risk.breakdown,
             { hideCaption: true },
