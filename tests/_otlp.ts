@@ -135,3 +135,41 @@ export function claudeExport(
     }],
   };
 }
+
+/**
+ * An OTLP/JSON traces export of one GenAI `execute_tool deploy` span (a
+ * generic OpenTelemetry agent, service `my-agent`) at `timeMs`, lasting 50
+ * ms: `attributes` and `resource` add to or replace its defaults.
+ */
+export function genAiToolSpan(spec: {
+  timeMs: number;
+  attributes?: Record<string, Value>;
+  resource?: Record<string, Value>;
+  status?: { code: number; message?: string };
+}) {
+  const nanos = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
+  return {
+    resourceSpans: [{
+      resource: { attributes: attributes({ "service.name": "my-agent", ...spec.resource }) },
+      scopeSpans: [{
+        scope: { name: "agent.tracer" },
+        spans: [{
+          traceId: "0af7651916cd43dd8448eb211c80319c",
+          spanId: "b7ad6b7169203331",
+          name: "execute_tool deploy",
+          kind: 1,
+          startTimeUnixNano: nanos(spec.timeMs),
+          endTimeUnixNano: nanos(spec.timeMs + 50),
+          attributes: attributes({
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.conversation.id": "genai-session",
+            "gen_ai.tool.name": "deploy",
+            "gen_ai.tool.call.id": "call_deploy",
+            ...spec.attributes,
+          }),
+          status: spec.status ?? { code: 1 },
+        }],
+      }],
+    }],
+  };
+}

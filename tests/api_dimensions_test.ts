@@ -10,7 +10,7 @@ import { serveCommand, serveFlags } from "../src/cli/serve.ts";
 import { ConfigError, DEFAULT_DIMENSION_KEYS, resolveServeConfig } from "../src/config.ts";
 import { DIMENSION_FEW } from "../src/store/telemetry_queries.ts";
 import { engineTest, startTestServer, type TestServer } from "./_harness.ts";
-import { claudeExport, toolResult } from "./_otlp.ts";
+import { claudeExport, genAiToolSpan, toolResult } from "./_otlp.ts";
 import { replayRecordedJson } from "./_recorded_json.ts";
 
 const NOW = Date.now();
@@ -284,36 +284,6 @@ engineTest(
   },
 );
 
-/** A GenAI `execute_tool` span (the traces path) on a resource with `resource`. */
-function genAiSpan(timeMs: number, resource: Record<string, string>) {
-  const nanos = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
-  const attributes = (values: Record<string, string>) =>
-    Object.entries(values).map(([key, value]) => ({ key, value: { stringValue: value } }));
-  return {
-    resourceSpans: [{
-      resource: { attributes: attributes({ "service.name": "my-agent", ...resource }) },
-      scopeSpans: [{
-        scope: { name: "agent.tracer" },
-        spans: [{
-          traceId: "0af7651916cd43dd8448eb211c80319c",
-          spanId: "b7ad6b7169203331",
-          name: "execute_tool deploy",
-          kind: 1,
-          startTimeUnixNano: nanos(timeMs),
-          endTimeUnixNano: nanos(timeMs + 50),
-          attributes: attributes({
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.conversation.id": "genai-session",
-            "gen_ai.tool.name": "deploy",
-            "gen_ai.tool.call.id": "call_deploy",
-          }),
-          status: { code: 1 },
-        }],
-      }],
-    }],
-  };
-}
-
 engineTest("every agent's recorded logs and a span keep their resource's dimensions", async () => {
   await using server = await startTestServer();
   const a = await server.createOrg("Acme");
@@ -348,7 +318,11 @@ engineTest("every agent's recorded logs and a span keep their resource's dimensi
       mine.map((s: { session_id: string }) => s.session_id).sort(),
     );
   }
-  const span = await server.ingest("/v1/traces", genAiSpan(T, { department: "ops" }), b.ingestKey);
+  const span = await server.ingest(
+    "/v1/traces",
+    genAiToolSpan({ timeMs: T, resource: { department: "ops" } }),
+    b.ingestKey,
+  );
   assert.equal(span.status, 200, await span.text());
   const facets = await server.getJson("/v1/sessions/facets", a.apiKey);
   assert.deepEqual(facets.body.repositories, ["acme/claude-code", "acme/codex", "acme/gemini-cli"]);

@@ -16,7 +16,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
 import { loadScenario, send } from "./_scenario.ts";
-import { claudeExport, toolResult } from "./_otlp.ts";
+import { claudeExport, genAiToolSpan, toolResult } from "./_otlp.ts";
 import { replayRecordedJson } from "./_recorded_json.ts";
 import { OPENAPI_FILE, openApiFileText } from "../scripts/openapi.ts";
 import type { KeyVerifier } from "../src/store/stores.ts";
@@ -322,39 +322,19 @@ interface Case {
 
 /** A GenAI `execute_tool` span that reports what the agents' logs leave out (trace ids, description, provider). */
 function genAiSpan(timeMs: number) {
-  const nanos = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
-  const attributes = (values: Record<string, string>) =>
-    Object.entries(values).map(([key, value]) => ({ key, value: { stringValue: value } }));
-  return {
-    resourceSpans: [{
-      resource: { attributes: attributes({ "service.name": "my-agent" }) },
-      scopeSpans: [{
-        scope: { name: "agent.tracer" },
-        spans: [{
-          traceId: "0af7651916cd43dd8448eb211c80319c",
-          spanId: "b7ad6b7169203331",
-          name: "execute_tool deploy",
-          kind: 1,
-          startTimeUnixNano: nanos(timeMs),
-          endTimeUnixNano: nanos(timeMs + 50),
-          attributes: attributes({
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.conversation.id": "genai-session",
-            "gen_ai.tool.name": "deploy",
-            "gen_ai.tool.call.id": "call_deploy",
-            "gen_ai.tool.description": "Deploys the app",
-            "gen_ai.tool.call.arguments": JSON.stringify({ target: "staging" }),
-            "gen_ai.tool.call.result": "deploy failed",
-            "gen_ai.provider.name": "openai",
-            "gen_ai.agent.name": "deployer",
-            "gen_ai.request.model": "gpt-5",
-            "error.type": "DeployError",
-          }),
-          status: { code: 2, message: "deploy failed: quota" },
-        }],
-      }],
-    }],
-  };
+  return genAiToolSpan({
+    timeMs,
+    attributes: {
+      "gen_ai.tool.description": "Deploys the app",
+      "gen_ai.tool.call.arguments": JSON.stringify({ target: "staging" }),
+      "gen_ai.tool.call.result": "deploy failed",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.agent.name": "deployer",
+      "gen_ai.request.model": "gpt-5",
+      "error.type": "DeployError",
+    },
+    status: { code: 2, message: "deploy failed: quota" },
+  });
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { engineTest, startTestServer, type TestOrg, type TestServer } from "./_harness.ts";
-import { claudeExport, toolResult } from "./_otlp.ts";
+import { claudeExport, genAiToolSpan, toolResult } from "./_otlp.ts";
 
 // Fake secrets in their vendors' formats; none is a real credential.
 const GITHUB = "ghp_FAKE7Zt4Vw9Xy3Bn6Lc1Pd5Fg0Hj2Sa4QeR8";
@@ -175,31 +175,16 @@ function geminiExport() {
 
 /** A GenAI `execute_tool` span: error status message and tool description with secrets. */
 function genAiExport() {
-  return {
-    resourceSpans: [{
-      resource: { attributes: attrs({ "service.name": "my-agent" }) },
-      scopeSpans: [{
-        scope: { name: "agent.tracer" },
-        spans: [{
-          traceId: "0af7651916cd43dd8448eb211c80319c",
-          spanId: "b7ad6b7169203331",
-          name: "execute_tool deploy",
-          kind: 1,
-          startTimeUnixNano: nanos(NOW + 4),
-          endTimeUnixNano: nanos(NOW + 54),
-          attributes: attrs({
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.conversation.id": "genai-s",
-            "gen_ai.tool.name": "deploy",
-            "gen_ai.tool.call.id": "call_genai",
-            "gen_ai.tool.description": `Deploys with the bot token ${SLACK}`,
-            "error.type": "DeployError",
-          }),
-          status: { code: 2, message: ERROR_TEXT },
-        }],
-      }],
-    }],
-  };
+  return genAiToolSpan({
+    timeMs: NOW + 4,
+    attributes: {
+      "gen_ai.conversation.id": "genai-s",
+      "gen_ai.tool.call.id": "call_genai",
+      "gen_ai.tool.description": `Deploys with the bot token ${SLACK}`,
+      "error.type": "DeployError",
+    },
+    status: { code: 2, message: ERROR_TEXT },
+  });
 }
 
 async function ingestAll(server: TestServer, org: TestOrg): Promise<void> {
