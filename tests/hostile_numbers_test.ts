@@ -196,6 +196,44 @@ interface Planter {
   close(): Promise<void>;
 }
 
+/**
+ * Schema 15 undone: the calls back in a tool_calls table (ids, not keys), with
+ * the indexes the migrations after schema 3 drop by name, and flags and domain
+ * hits naming it again.
+ */
+const UNKEY_CALLS = `
+  PRAGMA foreign_keys = OFF;
+  CREATE TABLE tool_calls_table AS SELECT * FROM tool_calls;
+  DROP VIEW tool_calls;
+  ALTER TABLE tool_calls_table RENAME TO tool_calls;
+  DROP TABLE calls; DROP TABLE org_keys; DROP TABLE session_keys; DROP TABLE actor_keys;
+  CREATE UNIQUE INDEX tool_calls_id ON tool_calls (id);
+  CREATE INDEX tool_calls_by_seq ON tool_calls (seq);
+  ${
+  ["time", "session", "tool_name", "tool_type", "category", "outcome", "actor"].map((key) =>
+    `CREATE INDEX tool_calls_by_${key} ON tool_calls (org_id, ${
+      key === "time" ? "" : `${key === "session" || key === "actor" ? `${key}_id` : key}, `
+    }ts);`
+  ).join("\n")
+}
+  CREATE TABLE flags AS SELECT * FROM risk_flags;
+  DROP TABLE risk_flags;
+  CREATE TABLE risk_flags (call_id TEXT NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
+    flag TEXT NOT NULL, org_id TEXT NOT NULL, seq INTEGER NOT NULL, session_id TEXT NOT NULL,
+    ts INTEGER NOT NULL, tool_call_id TEXT NOT NULL, tool_name TEXT NOT NULL,
+    evidence TEXT NOT NULL, PRIMARY KEY (call_id, flag)) WITHOUT ROWID;
+  INSERT INTO risk_flags SELECT * FROM flags;
+  DROP TABLE flags;
+  CREATE TABLE hits AS SELECT * FROM domain_hits;
+  DROP TABLE domain_hits;
+  CREATE TABLE domain_hits (call_id TEXT NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
+    domain TEXT NOT NULL, scheme TEXT NOT NULL, org_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    session_id TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (call_id, domain, scheme))
+    WITHOUT ROWID;
+  INSERT INTO domain_hits SELECT * FROM hits;
+  DROP TABLE hits;
+  PRAGMA foreign_keys = ON;`;
+
 function sqlitePlanter(dir: string): Planter {
   const db = new DatabaseSync(`${dir}/telemetry.db`);
   const nextSeq = () => {
@@ -205,12 +243,22 @@ function sqlitePlanter(dir: string): Planter {
   return {
     toolCall(org, id, session, ts, durationMs) {
       const seq = nextSeq();
+      // Schema 15's keyed calls: the ids' keys first.
+      db.prepare("INSERT OR IGNORE INTO org_keys (org_id) VALUES (?)").run(org.orgId);
+      const orgKey = "(SELECT org_key FROM org_keys WHERE org_id = ?1)";
       db.prepare(
-        `INSERT INTO tool_calls (id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type,
+        `INSERT OR IGNORE INTO session_keys (session_id, org_key) VALUES (?2, ${orgKey})`,
+      ).run(org.orgId, session);
+      db.prepare(`INSERT OR IGNORE INTO actor_keys (actor_id, org_key) VALUES (?2, ${orgKey})`)
+        .run(org.orgId, org.actorId);
+      db.prepare(
+        `INSERT INTO calls (id, org_key, seq, session_key, actor_key, ts, tool_name, tool_type,
           category, outcome, duration_ms, agent_system, source)
-        VALUES (?, ?, ?, ?, ?, ?, 'Bash', 'builtin', 'code_exec', 'ok', ?, 'claude-code',
-          'otlp_logs')`,
-      ).run(id, org.orgId, seq, session, org.actorId, ts, durationMs);
+        VALUES (?3, ${orgKey}, ?4,
+          (SELECT session_key FROM session_keys WHERE session_id = ?2 AND org_key = ${orgKey}),
+          (SELECT actor_key FROM actor_keys WHERE actor_id = ?5 AND org_key = ${orgKey}),
+          ?6, 'Bash', 'builtin', 'code_exec', 'ok', ?7, 'claude-code', 'otlp_logs')`,
+      ).run(org.orgId, session, id, seq, org.actorId, ts, durationMs);
       db.prepare(
         `INSERT INTO sessions (org_id, session_id, seq, actor_id, first_seen, last_seen,
           tool_call_count, success_count, agent_system)
@@ -230,6 +278,7 @@ function sqlitePlanter(dir: string): Planter {
     },
     unmigrate() {
       // Back to before the repair migration (4), and so before every later one.
+      db.exec(UNKEY_CALLS);
       db.exec(
         `DROP TABLE IF EXISTS metric_points; DROP TABLE IF EXISTS session_actors;
         DROP TABLE IF EXISTS unmapped_events; DROP INDEX IF EXISTS sessions_by_parent;

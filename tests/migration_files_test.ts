@@ -43,6 +43,7 @@ Deno.test("the migration series found in sql/ begin with the ones applied before
     "11 narrow call indexes",
     "12 estimated cost",
     "13 session dimensions",
+    "14 session costs",
   ]);
   assertBegins(postgresMigrations, [
     "1 init",
@@ -58,7 +59,10 @@ Deno.test("the migration series found in sql/ begin with the ones applied before
   ]);
   assert.deepEqual(
     telemetryMigrations.filter((m) => m.rebuilds).map((m) => [m.version, m.rebuilds]),
-    [[11, { table: "tool_calls", rowsPerSecond: 50_000 }]],
+    [
+      [11, { table: "tool_calls", rowsPerSecond: 50_000 }],
+      [15, { table: "tool_calls", rowsPerSecond: 30_000 }],
+    ],
   );
   assert.equal(
     postgresMigrations[1]!.sql,

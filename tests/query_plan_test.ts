@@ -27,6 +27,8 @@ function assertIndexed(detail: string, table: string) {
 function assertIndexedByTime(detail: string, table: string) {
   assert.match(detail, new RegExp(`SEARCH ${table} USING (COVERING )?INDEX`), detail);
   assert.doesNotMatch(detail, new RegExp(`SCAN ${table}\\b`), detail);
+  // The keys of a call are found by their own unique indexes, never scanned.
+  assert.doesNotMatch(detail, /SCAN \w+_keys\b/, detail);
   const sorts = detail.split("\n").filter((line) => line.includes("TEMP B-TREE"));
   assert.deepEqual(
     sorts.map((line) => /^USE TEMP B-TREE FOR (LAST TERM|RIGHT PART) OF ORDER BY$/.test(line)),
@@ -40,7 +42,7 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
   const data = await openDataDir(dir, { redactSecrets: true });
   const db = openDatabase(`${dir}/telemetry.db`);
   try {
-    db.exec("ANALYZE");
+    // No ANALYZE: the service never runs it; the planner has what schema 15 wrote.
     const cursor: [number, string] = [1_700_000_000_000, "tc_x"];
     await t.step("sessions, unfiltered, first page and cursor page", () => {
       assertIndexed(plan(db, sqliteQueries.sessionsPage("org", {}, null, 50)), "sessions");
@@ -64,7 +66,7 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
           db,
           sqliteQueries.sessionsPage("org", { actor: "act_1", before: 2 }, null, 50),
         );
-        assert.match(byActor, /SEARCH tool_calls USING INDEX tool_calls_by_actor/, byActor);
+        assert.match(byActor, /SEARCH calls USING INDEX calls_by_actor/, byActor);
         assert.match(
           byActor,
           /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/,
@@ -72,12 +74,12 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         );
         const window = { after: 1, before: 2 };
         const byTime = plan(db, sqliteQueries.sessionsPage("org", window, cursor, 50));
-        assert.match(byTime, /SEARCH tool_calls USING INDEX tool_calls_by_time/, byTime);
+        assert.match(byTime, /SEARCH calls USING INDEX calls_by_time/, byTime);
         // `after` alone: the page's sessions from the session index, then their recent calls.
         const recent = plan(db, sqliteQueries.sessionsPage("org", { after: 1 }, cursor, 50));
         assert.match(recent, /SEARCH sessions USING INDEX sessions_by_last_seen/, recent);
-        assert.match(recent, /SEARCH c USING INDEX tool_calls_by_session .*ts>\?/, recent);
-        assert.doesNotMatch(recent, /SCAN (sessions|tool_calls|c)\b/, recent);
+        assert.match(recent, /SEARCH calls USING INDEX calls_by_session .*ts>\?/, recent);
+        assert.doesNotMatch(recent, /SCAN (sessions|calls|\w+_keys)\b/, recent);
       },
     );
     await t.step("retention and the agents facet walk an index too", () => {
@@ -113,11 +115,11 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
       await t.step(`tool calls, ${name}, first page and cursor page`, () => {
         assertIndexedByTime(
           plan(db, sqliteQueries.toolCallsPage("org", filter, null, 50)),
-          "tool_calls",
+          "calls",
         );
         assertIndexedByTime(
           plan(db, sqliteQueries.toolCallsPage("org", filter, cursor, 50)),
-          "tool_calls",
+          "calls",
         );
       });
     }
@@ -130,7 +132,7 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         ]]];
         const filters = dims.flatMap((dims) => [{ dims }, { dims, outcome: "error" }]);
         for (const filter of filters) {
-          const unnarrowed = filter.outcome ? "tool_calls_by_outcome" : "tool_calls_by_time";
+          const unnarrowed = filter.outcome ? "calls_by_outcome" : "calls_by_time";
           for (const after of [null, cursor]) {
             for (
               const detail of [
@@ -141,16 +143,16 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
               const [few, many] = detail.split("CO-ROUTINE many");
               // Without the session index, a value of one old session walked
               // the organization's whole time index (650 ms at 1M calls).
-              assert.match(few!, /SEARCH tool_calls USING INDEX tool_calls_by_session /, detail);
+              assert.match(few!, /SEARCH calls USING INDEX calls_by_session /, detail);
               assert.match(
                 many!,
-                new RegExp(`SEARCH tool_calls USING INDEX ${unnarrowed} `),
+                new RegExp(`SEARCH calls USING INDEX ${unnarrowed} `),
                 detail,
               );
               assert.match(few!, /SEARCH s USING PRIMARY KEY \(org_id=\? AND session_id=\?\)/);
               assert.doesNotMatch(
                 detail,
-                /SCAN (tool_calls|sessions|session_dimensions)\b/,
+                /SCAN (calls|\w+_keys|sessions|session_dimensions)\b/,
                 detail,
               );
             }
@@ -162,7 +164,7 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
       await t.step(`the export of tool calls, ${name}, first page and a resumed page`, () => {
         for (const after of [null, cursor]) {
           const detail = plan(db, sqliteQueries.exportToolCallsPage("org", filter, after, 1000));
-          assertIndexedByTime(detail, "tool_calls");
+          assertIndexedByTime(detail, "calls");
           // Flags and domains along their primary keys, the call's id first.
           assert.match(detail, /SEARCH f USING PRIMARY KEY \(call_id=\?\)/, detail);
           assert.match(detail, /SEARCH d USING PRIMARY KEY \(call_id=\?\)/, detail);

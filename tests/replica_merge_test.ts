@@ -55,11 +55,16 @@ function nextSeq(db: DatabaseSync): number {
 
 function insertCall(db: DatabaseSync, id: string, ts: number, outcome = "ok"): number {
   const seq = nextSeq(db);
+  // The calls' keys (schema 15): org_a, s1 and act_1 are key 1 each.
+  db.exec("INSERT OR IGNORE INTO org_keys (org_key, org_id) VALUES (1, 'org_a')");
+  db.exec(
+    "INSERT OR IGNORE INTO session_keys (session_key, org_key, session_id) VALUES (1, 1, 's1')",
+  );
+  db.exec("INSERT OR IGNORE INTO actor_keys (actor_key, org_key, actor_id) VALUES (1, 1, 'act_1')");
   db.prepare(
-    `INSERT INTO tool_calls (id, org_id, seq, session_id, actor_id, ts, tool_name, tool_type,
+    `INSERT INTO calls (id, org_key, seq, session_key, actor_key, ts, tool_name, tool_type,
       category, outcome, agent_system, source)
-    VALUES (?, 'org_a', ?, 's1', 'act_1', ?, 'Bash', 'builtin', 'code_exec', ?, 'claude-code',
-      'otlp_logs')`,
+    VALUES (?, 1, ?, 1, 1, ?, 'Bash', 'builtin', 'code_exec', ?, 'claude-code', 'otlp_logs')`,
   ).run(id, seq, ts, outcome);
   return seq;
 }
@@ -81,7 +86,7 @@ function insertModelCall(db: DatabaseSync, id: string, ts: number): void {
 
 /** ingest.sql's annotate_trace: the span of a call whose log is stored (same rowid, same ts). */
 function annotateTrace(db: DatabaseSync, id: string): void {
-  db.prepare("UPDATE tool_calls SET trace_id = 't', span_id = 's', seq = ? WHERE id = ?")
+  db.prepare("UPDATE calls SET trace_id = 't', span_id = 's', seq = ? WHERE id = ?")
     .run(nextSeq(db), id);
 }
 
@@ -97,7 +102,7 @@ function forgetDetections(db: DatabaseSync, id: string): void {
 function replaceReject(db: DatabaseSync, id: string, ts: number): void {
   db.exec("BEGIN");
   forgetDetections(db, id);
-  db.prepare("DELETE FROM tool_calls WHERE id = ?").run(id);
+  db.prepare("DELETE FROM calls WHERE id = ?").run(id);
   const seq = insertCall(db, id, ts, "error");
   insertFlag(db, id, "destructive_command", ts, seq);
   db.exec("COMMIT");
@@ -105,7 +110,7 @@ function replaceReject(db: DatabaseSync, id: string, ts: number): void {
 
 /** Retention: the row goes, a `tool_calls` tombstone stays (its flags cascade). */
 function retire(db: DatabaseSync, id: string): void {
-  db.prepare("DELETE FROM tool_calls WHERE id = ?").run(id);
+  db.prepare("DELETE FROM calls WHERE id = ?").run(id);
   db.prepare("INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, 'tool_calls', ?)")
     .run(nextSeq(db), id);
 }

@@ -98,7 +98,7 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
           );
           assert.doesNotMatch(
             detail,
-            /tool_calls|SCAN (sessions|domain_hits|session_actors|s)\b/,
+            /\bcalls\b|SCAN (sessions|domain_hits|session_actors|s)\b/,
             detail,
           );
         }
@@ -106,28 +106,34 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
     );
     await t.step("a session's rollup rows are recounted from that session's calls only", () => {
       const ingest = parseNamedSql(ingestSql);
-      for (const name of ["clear_session_actors", "recount_session_actors"]) {
-        const detail = plan(ingest[name]!, ["org_1", "s_1"]);
-        assert.match(
-          detail,
-          /SEARCH \w+ USING (COVERING )?(INDEX \w+|PRIMARY KEY) \(org_id=\? AND session_id=\?/,
-          detail,
-        );
-        assert.doesNotMatch(
-          detail,
-          /SCAN (tool_calls|session_actors)\b|tool_calls_by_actor/,
-          detail,
-        );
-      }
+      const clear = plan(ingest["clear_session_actors"]!, ["org_1", "s_1"]);
+      assert.match(
+        clear,
+        /SEARCH session_actors USING (COVERING )?(INDEX \w+|PRIMARY KEY) \(org_id=\? AND session_id=\?/,
+        clear,
+      );
+      // The session's key, then its calls (schema 15's keyed calls).
+      const recount = plan(ingest["recount_session_actors"]!, ["org_1", "s_1"]);
+      assert.match(
+        recount,
+        /SEARCH calls USING INDEX calls_by_session \(session_key=\?\)/,
+        recount,
+      );
+      assert.doesNotMatch(
+        recount,
+        /SCAN (calls|session_actors|\w+_keys)\b|calls_by_actor/,
+        recount,
+      );
     });
     await t.step("a session's counters are recounted from that session's calls only", () => {
       const detail = plan(parseNamedSql(ingestSql)["recount_session"]!, [1, "org_1", "s_1"]);
-      const reads = detail.match(/\btool_calls\b.*/g) ?? [];
+      const reads = detail.match(/\bSEARCH calls\b.*/g) ?? [];
       assert.deepEqual(
         reads,
-        ["tool_calls USING INDEX tool_calls_by_session (org_id=? AND session_id=?)"],
+        ["SEARCH calls USING INDEX calls_by_session (session_key=?)"],
         detail,
       );
+      assert.doesNotMatch(detail, /SCAN (calls|\w+_keys)\b/, detail);
     });
     // The writer runs these while every organization's ingest waits: an extra
     // equality (`outcome = ?`) once steered a recount to an organization-wide
@@ -146,7 +152,7 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
         checked++;
         assert.doesNotMatch(
           detail,
-          /\bSCAN (tool_calls|model_calls|sessions|session_actors|decisions)\b|_by_(time|tool_name|tool_type|category|outcome|actor|agent)\b/,
+          /\bSCAN (calls|model_calls|sessions|session_actors|decisions|\w+_keys)\b|_by_(time|tool_name|tool_type|category|outcome|actor|agent)\b/,
           `${name}\n${detail}`,
         );
       }
@@ -154,7 +160,11 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
     });
     await t.step("a time filter falls back to the calls' grouping", () => {
       const detail = pagePlan({ actor: "act_7", before: 1 }, null);
-      assert.match(detail, /tool_calls/, detail);
+      assert.match(
+        detail,
+        /SEARCH calls USING INDEX calls_by_actor \(actor_key=\? AND ts<\?\)/,
+        detail,
+      );
       assert.doesNotMatch(detail, /session_actors/, detail);
     });
   } finally {

@@ -37,6 +37,7 @@ const ENGINE_ONLY: Readonly<
       "delete_model_call",
       "delete_session_decisions",
       "delete_session_dimensions",
+      "delete_session_key",
       "delete_tool_call",
       "drop_empty_session",
       "oldest_metric_points",
@@ -56,6 +57,11 @@ const ENGINE_ONLY: Readonly<
       "row); PostgreSQL locks the sessions, reads ahead and writes each table in one statement " +
       "over arrays (the `seq` from a sequence)",
     sqlite: [
+      // Schema 15 keys SQLite's calls by integers; PostgreSQL keeps the ids.
+      "actor_key",
+      "add_actor_key",
+      "add_org_key",
+      "add_session_key",
       "add_to_session",
       "add_to_session_actor",
       "annotate_decision",
@@ -74,8 +80,10 @@ const ENGINE_ONLY: Readonly<
       "insert_risk_flag",
       "insert_tombstone",
       "insert_tool_call",
+      "org_key",
       "read_seq",
       "recount_session",
+      "session_key",
       "set_session_parent",
       "set_session_provider",
       "update_call_text",

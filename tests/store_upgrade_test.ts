@@ -41,51 +41,75 @@ interface Answers {
   answers: Record<string, { status: number; body: unknown }>;
 }
 
-Deno.test({
-  name: "a store written by version b60657c (schema 10) serves the same answers after migration",
-  ignore: testEngine() !== "sqlite",
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "store-upgrade-" });
-    try {
-      for (const file of ["telemetry.db", "keys.db"]) {
-        await Deno.copyFile(`${FIXTURES}v10/${file}`, `${dir}/${file}`);
-      }
-      const recorded: Answers = JSON.parse(await Deno.readTextFile(`${FIXTURES}v10/answers.json`));
-      await using server = await startTestServer({ dir, overrides: { clock: fixtureClock() } });
-      const paths = Object.keys(recorded.answers);
-      assert.ok(paths.length > 50, "the fixture walks every list over several pages");
-      for (const path of paths) {
-        const answer = await server.getJson(path, recorded.apiKey);
-        const expected = recorded.answers[path];
-        // Fields added to the API since (additive extensions, e.g. a session's model_calls) are
-        // not the old version's to judge; every field it served must be served unchanged.
-        assert.deepEqual(fieldsOf(answer, expected), expected, path);
-      }
-      const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+/** The fixtures: the folder, the version that wrote it, and its schema. */
+const WRITTEN = [
+  { folder: "v10", version: "b60657c", schema: 10 },
+  { folder: "v14", version: "b81d282", schema: 14 },
+] as const;
+
+for (const { folder, version, schema } of WRITTEN) {
+  Deno.test({
+    name:
+      `a store written by version ${version} (schema ${schema}) serves the same answers after migration`,
+    ignore: testEngine() !== "sqlite",
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "store-upgrade-" });
       try {
-        const { user_version } = db.prepare("PRAGMA user_version").get() as {
-          user_version: number;
-        };
-        assert.equal(user_version, Math.max(...telemetryMigrations.map((m) => m.version)));
-        const columns = db.prepare("SELECT name FROM pragma_index_info('tool_calls_by_time')")
-          .all().map((row) => row.name);
-        assert.deepEqual(columns, ["org_id", "ts"]);
-        // Schema 14 filled each session's cost counts from its stored model calls.
-        const counts = db.prepare(
-          `SELECT s.reported_cost_calls AS kept, (SELECT count(cost_usd) FROM model_calls AS m
-             WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS counted
-           FROM sessions AS s`,
-        ).all() as { kept: number; counted: number }[];
-        assert.ok(counts.some((row) => row.counted > 0), "the fixture has reported costs");
-        assert.deepEqual(counts.map((row) => row.kept), counts.map((row) => row.counted));
+        for (const file of ["telemetry.db", "keys.db"]) {
+          await Deno.copyFile(`${FIXTURES}${folder}/${file}`, `${dir}/${file}`);
+        }
+        const recorded: Answers = JSON.parse(
+          await Deno.readTextFile(`${FIXTURES}${folder}/answers.json`),
+        );
+        const before = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+        const storedCalls = (before.prepare("SELECT count(*) AS n FROM tool_calls").get() as {
+          n: number;
+        }).n;
+        before.close();
+        await using server = await startTestServer({ dir, overrides: { clock: fixtureClock() } });
+        const paths = Object.keys(recorded.answers);
+        assert.ok(paths.length > 50, "the fixture walks every list over several pages");
+        for (const path of paths) {
+          const answer = await server.getJson(path, recorded.apiKey);
+          const expected = recorded.answers[path];
+          // Fields added to the API since (additive extensions, e.g. a session's model_calls) are
+          // not the old version's to judge; every field it served must be served unchanged.
+          assert.deepEqual(fieldsOf(answer, expected), expected, path);
+        }
+        const db = new DatabaseSync(`${dir}/telemetry.db`, { readOnly: true });
+        try {
+          const { user_version } = db.prepare("PRAGMA user_version").get() as {
+            user_version: number;
+          };
+          assert.equal(user_version, Math.max(...telemetryMigrations.map((m) => m.version)));
+          // Schema 15 keyed the calls: every call moved, its indexes hold keys.
+          const columns = db.prepare("SELECT name FROM pragma_index_info('calls_by_time')")
+            .all().map((row) => row.name);
+          assert.deepEqual(columns, ["org_key", "ts"]);
+          const moved = db.prepare("SELECT count(*) AS n FROM calls").get() as { n: number };
+          assert.ok(storedCalls > 100, "the fixture holds calls");
+          assert.equal(moved.n, storedCalls);
+          const hits = db.prepare(
+            "SELECT count(*) AS n FROM domain_hits AS d JOIN calls AS c ON c.id = d.call_id",
+          ).get() as { n: number };
+          assert.equal(hits.n, 20, "the fixture's domain hits are kept, naming their calls");
+          // Schema 14 filled each session's cost counts from its stored model calls.
+          const counts = db.prepare(
+            `SELECT s.reported_cost_calls AS kept, (SELECT count(cost_usd) FROM model_calls AS m
+               WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS counted
+             FROM sessions AS s`,
+          ).all() as { kept: number; counted: number }[];
+          assert.ok(counts.some((row) => row.counted > 0), "the fixture has reported costs");
+          assert.deepEqual(counts.map((row) => row.kept), counts.map((row) => row.counted));
+        } finally {
+          db.close();
+        }
       } finally {
-        db.close();
+        await Deno.remove(dir, { recursive: true });
       }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    },
+  });
+}
 
 Deno.test("the migration that rebuilds the call indexes says first how many rows and how long", async () => {
   const dir = await Deno.makeTempDir({ prefix: "store-upgrade-" });
@@ -99,13 +123,10 @@ Deno.test("the migration that rebuilds the call indexes says first how many rows
       db.close();
     }
     const latest = Math.max(...telemetryMigrations.map((m) => m.version));
-    assert.deepEqual(notices, [{
-      from: 10,
-      to: latest,
-      name: "narrow call indexes",
-      rows: 160,
-      estimatedSeconds: 1,
-    }]);
+    assert.deepEqual(notices, [
+      { from: 10, to: latest, name: "narrow call indexes", rows: 160, estimatedSeconds: 1 },
+      { from: 10, to: latest, name: "keyed calls", rows: 160, estimatedSeconds: 1 },
+    ]);
     // A new file has no rows to rebuild: nothing to say.
     const fresh = openDatabase(`${dir}/fresh.db`);
     try {
@@ -113,7 +134,7 @@ Deno.test("the migration that rebuilds the call indexes says first how many rows
     } finally {
       fresh.close();
     }
-    assert.equal(notices.length, 1);
+    assert.equal(notices.length, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -22,7 +22,8 @@ import { connectPostgres } from "../src/store/postgres/client.ts";
 import { migratePostgres } from "../src/store/postgres/migrate.ts";
 import { columns } from "../src/store/postgres/_ingest_plan.ts";
 import { run } from "../src/store/postgres/_write_tx.ts";
-import { migrate, openDatabase } from "../src/store/sqlite/database.ts";
+import { CallKeys } from "../src/store/sqlite/call_keys.ts";
+import { migrate, NamedStatements, openDatabase } from "../src/store/sqlite/database.ts";
 import { telemetryMigrations } from "../src/store/sqlite/migrations.ts";
 import {
   type BoundValue,
@@ -137,9 +138,13 @@ Deno.test("SQLite stores each listed column where its list says", () => {
   try {
     migrate(db, telemetryMigrations);
     const statements = withColumnLists(parseNamedSql(ingestSql), () => "?");
+    // Schema 15: a call's row holds keys where tool_calls shows ids (the writer's CallKeys).
+    const keys = new CallKeys(new NamedStatements(db, statements));
     for (const { columns: table, sqlite } of TABLES) {
       const values = table.values(distinctRow(table) as never) as (string | number | null)[];
-      db.prepare(namedSql(statements, sqlite)).run(...values);
+      db.prepare(namedSql(statements, sqlite)).run(
+        ...(table === TOOL_CALLS ? keys.keyed(values) : values),
+      );
     }
     for (const { columns: table, whole } of TABLES) {
       const stored = db.prepare(`SELECT * FROM ${table.table}`).all();

@@ -454,6 +454,11 @@ UNION ALL
 SELECT * FROM (/*many*/) AS many
 ORDER BY /*order*/;
 
+-- The session column a page read in time order tests (tool_calls_by_dimension's
+-- many branch): the planner picks the index from its statistics.
+-- name: session_column_by_time
+session_id
+
 -- The index a page of tool calls of a few sessions reads (tool_calls_by_dimension).
 -- name: session_calls_index
 /* the planner picks the index from its statistics */

@@ -2,6 +2,25 @@
 -- {{<table>.columns}} and {{<table>.params}} stand for the table's column list
 -- and one placeholder per column (src/store/table_columns.ts).
 
+-- The keys of calls (sql/sqlite/telemetry_0015_keyed_calls.sql).
+-- name: org_key
+SELECT org_key FROM org_keys WHERE org_id = ?;
+
+-- name: add_org_key
+INSERT INTO org_keys (org_id) VALUES (?) RETURNING org_key;
+
+-- name: session_key
+SELECT session_key FROM session_keys WHERE session_id = ? AND org_key = ?;
+
+-- name: add_session_key
+INSERT INTO session_keys (session_id, org_key) VALUES (?, ?) RETURNING session_key;
+
+-- name: actor_key
+SELECT actor_key FROM actor_keys WHERE actor_id = ? AND org_key = ?;
+
+-- name: add_actor_key
+INSERT INTO actor_keys (actor_id, org_key) VALUES (?, ?) RETURNING actor_key;
+
 -- name: read_seq
 SELECT value FROM counters WHERE name = 'seq';
 
@@ -9,20 +28,22 @@ SELECT value FROM counters WHERE name = 'seq';
 UPDATE counters SET value = ? WHERE name = 'seq';
 
 -- name: find_tool_call
-SELECT outcome, source, trace_id, span_id FROM tool_calls WHERE id = ?;
+SELECT outcome, source, trace_id, span_id FROM calls WHERE id = ?;
 
+-- A call's row holds its organization's, session's and actor's keys where
+-- tool_calls has their ids (src/store/sqlite/call_keys.ts).
 -- name: insert_tool_call
-INSERT INTO tool_calls ({{tool_calls.columns}}) VALUES ({{tool_calls.params}});
+INSERT INTO calls ({{tool_calls.keyed_columns}}) VALUES ({{tool_calls.params}});
 
 -- name: delete_tool_call
-DELETE FROM tool_calls WHERE id = ?;
+DELETE FROM calls WHERE id = ?;
 
 -- A call's span arrived after its log: the span's ids are the call's own.
 -- name: annotate_trace
-UPDATE tool_calls SET trace_id = ?, span_id = ?, seq = ? WHERE id = ?;
+UPDATE calls SET trace_id = ?, span_id = ?, seq = ? WHERE id = ?;
 
 -- name: annotate_decision
-UPDATE tool_calls SET decision = ?, decision_source = ?, seq = ?
+UPDATE calls SET decision = ?, decision_source = ?, seq = ?
 WHERE id = ?;
 
 -- name: find_decision
@@ -94,20 +115,20 @@ WHERE org_id = ?11 AND session_id = ?12;
 -- tool_calls_by_outcome, every ok call of the organization, 45 s at 10M calls
 -- with the writer held.
 -- name: recount_session
-WITH calls AS MATERIALIZED (
+WITH session_calls AS MATERIALIZED (
   SELECT ts, id, outcome, model FROM tool_calls WHERE org_id = ?2 AND session_id = ?3
 ),
 latest_model AS (
-  SELECT model, ts FROM calls WHERE model IS NOT NULL AND model <> ''
+  SELECT model, ts FROM session_calls WHERE model IS NOT NULL AND model <> ''
   ORDER BY ts DESC, id DESC LIMIT 1
 )
 UPDATE sessions SET
   seq = ?1,
-  first_seen = (SELECT min(ts) FROM calls),
-  last_seen = (SELECT max(ts) FROM calls),
-  tool_call_count = (SELECT count(*) FROM calls),
-  error_count = (SELECT count(*) FROM calls WHERE outcome = 'error'),
-  success_count = (SELECT count(*) FROM calls WHERE outcome = 'ok'),
+  first_seen = (SELECT min(ts) FROM session_calls),
+  last_seen = (SELECT max(ts) FROM session_calls),
+  tool_call_count = (SELECT count(*) FROM session_calls),
+  error_count = (SELECT count(*) FROM session_calls WHERE outcome = 'error'),
+  success_count = (SELECT count(*) FROM session_calls WHERE outcome = 'ok'),
   model = coalesce((SELECT model FROM latest_model), ''),
   model_ts = (SELECT ts FROM latest_model)
 WHERE org_id = ?2 AND session_id = ?3;
@@ -132,7 +153,7 @@ LIMIT ?;
 SELECT evidence FROM risk_flags WHERE call_id = ? AND flag = 'credential_detected';
 
 -- name: update_call_text
-UPDATE tool_calls SET arguments = ?, result = ?, error_message = ?, error_type = ?,
+UPDATE calls SET arguments = ?, result = ?, error_message = ?, error_type = ?,
   tool_description = ?, agent_name = ?, mcp_server_name = ?, mcp_server_scope = ?, cwd = ?, seq = ?
 WHERE id = ?;
 
@@ -182,14 +203,14 @@ DELETE FROM session_actors WHERE org_id = ? AND session_id = ?;
 -- name: recount_session_actors
 INSERT INTO session_actors (org_id, session_id, actor_id, agent_system, first_seen, last_seen,
   calls, errors, oks, model_key)
-WITH calls AS MATERIALIZED (
+WITH session_calls AS MATERIALIZED (
   SELECT org_id, session_id, actor_id, agent_system, ts, id, outcome, model FROM tool_calls
   WHERE org_id = ?1 AND session_id = ?2
 )
 SELECT org_id, session_id, actor_id, agent_system, min(ts), max(ts), count(*),
   sum(outcome = 'error'), sum(outcome = 'ok'),
   max(CASE WHEN model IS NOT NULL AND model <> '' THEN printf('%015d|%s|%s', ts, id, model) END)
-FROM calls
+FROM session_calls
 GROUP BY actor_id, agent_system;
 
 -- A session's dimension value joins its key's values while the key has fewer

@@ -466,6 +466,12 @@ UNION ALL
 SELECT * FROM (/*many*/) AS many
 ORDER BY /*order*/;
 
+-- The session column a page read in time order tests (tool_calls_by_dimension's
+-- many branch): `+` keeps the planner from reaching the calls through their
+-- sessions' keys, every call of a common value's sessions sorted for one page.
+-- name: session_column_by_time
++session_id
+
 -- The index a page of tool calls of a few sessions reads (tool_calls_by_dimension).
 -- name: session_calls_index
-INDEXED BY tool_calls_by_session
+/* the planner finds each session's key, then its calls by calls_by_session */

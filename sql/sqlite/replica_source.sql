@@ -15,7 +15,7 @@ SELECT value FROM counters WHERE name = 'seq';
 
 -- The seq of the n-th tool call / model call after a seq: bounds a chunk.
 -- name: nth_tool_call_seq
-SELECT seq FROM tool_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
+SELECT seq FROM calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
 -- name: nth_model_call_seq
 SELECT seq FROM model_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
@@ -28,21 +28,25 @@ SELECT seq FROM metric_points WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 -- by it which rows were stored after the last chunk it read.
 
 -- name: max_rowids
-SELECT (SELECT max(rowid) FROM tool_calls) AS tool_calls,
+SELECT (SELECT max(call_key) FROM calls) AS tool_calls,
   (SELECT max(rowid) FROM model_calls) AS model_calls,
   (SELECT max(rowid) FROM metric_points) AS metric_points;
 
+-- Read from `calls` itself, not the tool_calls view, for its key (its rowid).
 -- name: tool_calls_range
-SELECT id, org_id, session_id, ts, tool_name, tool_type, outcome,
-  CASE WHEN typeof(duration_ms) = 'integer' AND duration_ms BETWEEN 0 AND 9007199254740991
-    THEN duration_ms END AS duration_ms,
-  agent_system, model, seq, actor_id,
+SELECT c.id, o.org_id, s.session_id, c.ts, c.tool_name, c.tool_type, c.outcome,
+  CASE WHEN typeof(c.duration_ms) = 'integer' AND c.duration_ms BETWEEN 0 AND 9007199254740991
+    THEN c.duration_ms END AS duration_ms,
+  c.agent_system, c.model, c.seq, a.actor_id,
   -- A file-writing call's arguments, turned into its lines by file_changes.ts.
-  CASE WHEN category = 'file_write' THEN arguments END AS lines_added, NULL AS lines_removed,
-  rowid
-FROM tool_calls
-WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
-ORDER BY seq;
+  CASE WHEN c.category = 'file_write' THEN c.arguments END AS lines_added, NULL AS lines_removed,
+  c.call_key AS rowid
+FROM calls AS c
+JOIN org_keys AS o ON o.org_key = c.org_key
+JOIN session_keys AS s ON s.session_key = c.session_key
+JOIN actor_keys AS a ON a.actor_key = c.actor_key
+WHERE c.seq > ? AND c.seq <= ? AND typeof(c.ts) = 'integer' AND c.ts BETWEEN 0 AND 253402300799999
+ORDER BY c.seq;
 
 -- name: model_calls_range
 SELECT id, org_id, session_id, ts, provider_name, model,

@@ -27,7 +27,7 @@ WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT ?;
 SELECT id, org_id, session_id FROM model_calls WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT ?;
 
 -- name: delete_tool_call
-DELETE FROM tool_calls WHERE id = ?;
+DELETE FROM calls WHERE id = ?;
 
 -- name: delete_model_call
 DELETE FROM model_calls WHERE id = ?;
@@ -70,6 +70,12 @@ DELETE FROM sessions
 WHERE org_id = ?1 AND session_id = ?2
   AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE org_id = ?1 AND session_id = ?2)
   AND NOT EXISTS (SELECT 1 FROM model_calls WHERE org_id = ?1 AND session_id = ?2);
+
+-- A dropped session's key goes with it (no call holds it any more): the
+-- agent's session id is not kept past its telemetry.
+-- name: delete_session_key
+DELETE FROM session_keys
+WHERE session_id = ?2 AND org_key = (SELECT org_key FROM org_keys WHERE org_id = ?1);
 
 -- name: oldest_time
 SELECT min(ts) AS ts FROM (

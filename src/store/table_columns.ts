@@ -277,9 +277,21 @@ export const WRITE_TABLES: readonly TableColumns<ColumnSpec>[] = [
 ];
 
 /**
+ * The id columns SQLite's `calls` holds as integer keys in their place
+ * (`{{<table>.keyed_columns}}`; sql/sqlite/telemetry_0015_keyed_calls.sql).
+ */
+export const KEYED_COLUMNS: Readonly<Record<string, string>> = {
+  "org_id": "org_key",
+  "session_id": "session_key",
+  "actor_id": "actor_key",
+};
+
+/**
  * Statements with their column lists filled in: `{{<table>.columns}}` becomes
  * the table's column names and `{{<table>.params}}` one placeholder per column,
- * as the engine writes it (`param(position, kind)`, position from 1). A
+ * as the engine writes it (`param(position, kind)`, position from 1);
+ * `{{<table>.keyed_columns}}` the names with {@link KEYED_COLUMNS}' keys in
+ * place of ids. A
  * placeholder naming no table here fails at start-up.
  */
 export function withColumnLists(
@@ -288,13 +300,18 @@ export function withColumnLists(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, sql] of Object.entries(statements)) {
-    out[name] = sql.replace(/\{\{(\w+)\.(columns|params)\}\}/g, (_, table, what) => {
-      const columns = WRITE_TABLES.find((t) => t.table === table);
-      if (!columns) throw new Error(`No column list for table: "${table}" in "${name}"`);
-      return what === "columns"
-        ? columns.names.join(", ")
-        : columns.kinds.map((kind, i) => param(i + 1, kind)).join(", ");
-    });
+    out[name] = sql.replace(
+      /\{\{(\w+)\.(columns|keyed_columns|params)\}\}/g,
+      (_, table, what) => {
+        const columns = WRITE_TABLES.find((t) => t.table === table);
+        if (!columns) throw new Error(`No column list for table: "${table}" in "${name}"`);
+        if (what === "columns") return columns.names.join(", ");
+        if (what === "keyed_columns") {
+          return columns.names.map((column) => KEYED_COLUMNS[column] ?? column).join(", ");
+        }
+        return columns.kinds.map((kind, i) => param(i + 1, kind)).join(", ");
+      },
+    );
     if (out[name]!.includes("{{")) throw new Error(`Unknown column placeholder in "${name}"`);
   }
   return out;

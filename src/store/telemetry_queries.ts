@@ -200,7 +200,11 @@ class Predicates {
   }
 }
 
-function callPredicates(orgId: string, filters: CallFilters): Predicates {
+function callPredicates(
+  orgId: string,
+  filters: CallFilters,
+  sessionColumn = "session_id",
+): Predicates {
   const where = new Predicates();
   if (filters.after !== undefined) where.add("AND ts >= ?", filters.after);
   if (filters.before !== undefined) where.add("AND ts <= ?", filters.before);
@@ -212,7 +216,7 @@ function callPredicates(orgId: string, filters: CallFilters): Predicates {
   if (filters.toolType !== undefined) where.add("AND tool_type = ?", filters.toolType);
   if (filters.category !== undefined) where.add("AND category = ?", filters.category);
   if (filters.outcome !== undefined) where.add("AND outcome = ?", filters.outcome);
-  const dims = dimPredicates(orgId, filters.dims, "session_id");
+  const dims = dimPredicates(orgId, filters.dims, sessionColumn);
   if (dims.sql !== "") where.add(dims.sql, ...dims.params);
   return where;
 }
@@ -276,7 +280,7 @@ function narrowedPage(
     "(CASE WHEN (SELECT few FROM dim) THEN ? ELSE 0 END)",
   );
   const many = fill(
-    callPredicates(orgId, filters),
+    callPredicates(orgId, filters, named("session_column_by_time")),
     "",
     "(CASE WHEN (SELECT few FROM dim) THEN 0 ELSE ? END)",
   );

@@ -29,6 +29,7 @@ import {
   TOOL_CALLS,
   withColumnLists,
 } from "../table_columns.ts";
+import { CallKeys } from "./call_keys.ts";
 import { NamedStatements, tx } from "./database.ts";
 
 const statementsSql = withColumnLists(parseNamedSql(ingestSql), () => "?");
@@ -68,12 +69,14 @@ export class TelemetryWriter {
   readonly #statements: NamedStatements;
   readonly #options: WriterOptions;
   readonly #store: IngestStore;
+  readonly #keys: CallKeys;
   #seq = 0;
 
   constructor(db: DatabaseSync, options: WriterOptions) {
     this.#db = db;
     this.#statements = new NamedStatements(db, statementsSql);
     this.#options = options;
+    this.#keys = new CallKeys(this.#statements);
     this.#store = this.#sqliteStore();
   }
 
@@ -159,6 +162,7 @@ export class TelemetryWriter {
   #ingestIn(
     { sender, events, points = [], unmapped = [], dimensions = [], prepared }: ExportToStore,
   ): IngestSummary {
+    this.#keys.forget();
     for (const row of unmappedRows(sender, unmapped, Date.now())) {
       this.#statements.run("note_unmapped", "run", ...row);
     }
@@ -245,7 +249,8 @@ export class TelemetryWriter {
           { outcome: row.outcome, source: row.source, traceId: row.trace_id, spanId: row.span_id };
       },
       deleteToolCall: (id) => run("delete_tool_call", "run", id),
-      insertToolCall: (row) => run("insert_tool_call", "run", ...TOOL_CALLS.values(row)),
+      insertToolCall: (row) =>
+        run("insert_tool_call", "run", ...this.#keys.keyed(TOOL_CALLS.values(row))),
       annotateTrace: (id, traceId, spanId, seq) =>
         run("annotate_trace", "run", traceId, spanId, seq, id),
       annotateDecision: (id, decision, source, seq) =>

@@ -1,0 +1,56 @@
+/**
+ * The integer keys SQLite's `calls` holds in place of the organization's,
+ * session's and actor's ids (sql/sqlite/telemetry_0015_keyed_calls.sql):
+ * found, or added, as a call is written.
+ *
+ * @module
+ */
+import { type BoundValue, KEYED_COLUMNS, TOOL_CALLS } from "../table_columns.ts";
+import type { NamedStatements } from "./database.ts";
+
+/** Where each keyed id sits in a tool-call row's values (TOOL_CALLS' order). */
+const POSITIONS = Object.keys(KEYED_COLUMNS).map((column) => {
+  const position = TOOL_CALLS.names.indexOf(column as (typeof TOOL_CALLS.names)[number]);
+  if (position < 0) throw new Error(`tool_calls has no column "${column}"`);
+  return position;
+});
+const [ORG, SESSION, ACTOR] = POSITIONS as [number, number, number];
+
+/**
+ * Keys of one write transaction. A key is remembered only until {@link forget}
+ * (called as each export starts): one added by an export that was rolled back
+ * is gone from the file, and must not be bound again.
+ */
+export class CallKeys {
+  readonly #statements: NamedStatements;
+  readonly #known = new Map<string, number>();
+
+  constructor(statements: NamedStatements) {
+    this.#statements = statements;
+  }
+
+  forget(): void {
+    this.#known.clear();
+  }
+
+  /** A tool-call row's values (TOOL_CALLS' order) with keys in place of the ids. */
+  keyed(values: BoundValue[]): BoundValue[] {
+    const org = this.#key("org", String(values[ORG]), null);
+    values[SESSION] = this.#key("session", String(values[SESSION]), org);
+    values[ACTOR] = this.#key("actor", String(values[ACTOR]), org);
+    values[ORG] = org;
+    return values;
+  }
+
+  #key(kind: "org" | "session" | "actor", id: string, org: number | null): number {
+    const memo = `${kind}\u0000${org ?? ""}\u0000${id}`;
+    const known = this.#known.get(memo);
+    if (known !== undefined) return known;
+    const params = org === null ? [id] : [id, org];
+    const found = (this.#statements.run(`${kind}_key`, "get", ...params) ??
+      this.#statements.run(`add_${kind}_key`, "get", ...params)) as Record<string, number>;
+    const key = Number(found[`${kind}_key`]);
+    this.#known.set(memo, key);
+    return key;
+  }
+}
