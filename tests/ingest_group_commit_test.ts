@@ -87,6 +87,36 @@ Deno.test("an export that fails inside a group stores nothing and the others are
   }
 });
 
+Deno.test("keys a rolled-back export added are not bound by the next export of its group", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/telemetry.db`);
+  try {
+    migrate(db, telemetryMigrations);
+    const writer = new TelemetryWriter(db, { redactSecrets: true });
+    // A new organization, session and actor: the failing export adds their keys (schema 15),
+    // then its savepoint takes them back; the retry in the same transaction must add them again.
+    const sender = { orgId: "org_new", actorId: "act_new" };
+    const broken = eventsOf(5).map((event, i, all): TelemetryEvent =>
+      i === all.length - 1 && event.kind === "tool_call"
+        ? { ...event, outcome: "bogus" as "ok" }
+        : event
+    );
+    const answers = writer.ingestGroup([
+      { sender, events: broken },
+      { sender, events: eventsOf(5) },
+    ]);
+    assert.ok(answers[0] instanceof Error, "the broken export answers its error");
+    assert.deepEqual(answers[1], { ...emptyIngestSummary(), toolCalls: CALLS_PER_EXPORT });
+    const seen = db.prepare(
+      "SELECT org_id, session_id, actor_id, count(*) AS n FROM tool_calls GROUP BY 1, 2, 3",
+    ).all().map((row) => [row.org_id, row.session_id, row.actor_id, row.n]);
+    assert.deepEqual(seen, [["org_new", "group-5", "act_new", CALLS_PER_EXPORT]]);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("SIGKILL with several exports in flight loses no acknowledged export", async () => {
   const dir = await Deno.makeTempDir();
   try {

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { engineTest, runCliProcess, startTestServer, type TestServer } from "./_harness.ts";
+import {
+  engineTest,
+  runCliProcess,
+  startTestServer,
+  testEngine,
+  type TestServer,
+} from "./_harness.ts";
 import { apiRequest, claudeExport, toolDecision, toolResult } from "./_otlp.ts";
 import { connectPostgres } from "../src/store/postgres/client.ts";
 
@@ -51,6 +57,17 @@ Deno.test("retention deletes calls older than --retention-days and keeps session
   assert.equal(mixed.first_seen, new Date(recent).toISOString());
   assert.equal(mixed.cost_usd, 0.5);
   assert.equal((await server.getJson("/v1/sessions/gone", org.apiKey)).status, 404);
+  if (testEngine() === "sqlite") {
+    // The dropped session's id is not kept in its key either (schema 15).
+    const db = new DatabaseSync(`${server.dir}/telemetry.db`, { readOnly: true });
+    try {
+      const keys = db.prepare("SELECT session_id FROM session_keys ORDER BY session_id").all()
+        .map((row) => row.session_id);
+      assert.deepEqual(keys, ["mixed", "priced"]);
+    } finally {
+      db.close();
+    }
+  }
   const again = await server.server.runRetention();
   assert.equal(again.toolCalls + again.modelCalls, 0, "a second pass finds nothing");
 });
