@@ -204,9 +204,16 @@ interface Planter {
 const UNKEY_CALLS = `
   PRAGMA foreign_keys = OFF;
   CREATE TABLE tool_calls_table AS SELECT * FROM tool_calls;
-  DROP VIEW tool_calls;
+  CREATE TABLE model_calls_table AS SELECT * FROM model_calls;
+  DROP VIEW tool_calls; DROP VIEW model_calls;
+  DROP TABLE calls; DROP TABLE keyed_model_calls;
+  DROP TABLE org_keys; DROP TABLE session_keys; DROP TABLE actor_keys;
   ALTER TABLE tool_calls_table RENAME TO tool_calls;
-  DROP TABLE calls; DROP TABLE org_keys; DROP TABLE session_keys; DROP TABLE actor_keys;
+  ALTER TABLE model_calls_table RENAME TO model_calls;
+  CREATE UNIQUE INDEX model_calls_id ON model_calls (id);
+  CREATE INDEX model_calls_by_session ON model_calls (org_id, session_id);
+  CREATE INDEX model_calls_by_time ON model_calls (org_id, ts);
+  CREATE INDEX model_calls_by_seq ON model_calls (seq);
   CREATE UNIQUE INDEX tool_calls_id ON tool_calls (id);
   CREATE INDEX tool_calls_by_seq ON tool_calls (seq);
   ${
@@ -234,30 +241,35 @@ const UNKEY_CALLS = `
   DROP TABLE hits;
   PRAGMA foreign_keys = ON;`;
 
+const ORG_KEY = "(SELECT org_key FROM org_keys WHERE org_id = ?1)";
+const SESSION_KEY =
+  `(SELECT session_key FROM session_keys WHERE session_id = ?2 AND org_key = ${ORG_KEY})`;
+const ACTOR_KEY = `(SELECT actor_key FROM actor_keys WHERE actor_id = ?5 AND org_key = ${ORG_KEY})`;
+
 function sqlitePlanter(dir: string): Planter {
   const db = new DatabaseSync(`${dir}/telemetry.db`);
   const nextSeq = () => {
     db.prepare("UPDATE counters SET value = value + 1 WHERE name = 'seq'").run();
     return Number((db.prepare("SELECT value FROM counters WHERE name = 'seq'").get())!.value);
   };
+  // Schema 15's keyed calls: the ids' keys first (?1 the organization, ?2 the session, ?5 the
+  // actor in the inserts).
+  const addKeys = (org: { orgId: string; actorId: string }, session: string) => {
+    db.prepare("INSERT OR IGNORE INTO org_keys (org_id) VALUES (?)").run(org.orgId);
+    db.prepare(`INSERT OR IGNORE INTO session_keys (session_id, org_key) VALUES (?2, ${ORG_KEY})`)
+      .run(org.orgId, session);
+    db.prepare(`INSERT OR IGNORE INTO actor_keys (actor_id, org_key) VALUES (?2, ${ORG_KEY})`)
+      .run(org.orgId, org.actorId);
+  };
   return {
     toolCall(org, id, session, ts, durationMs) {
       const seq = nextSeq();
-      // Schema 15's keyed calls: the ids' keys first.
-      db.prepare("INSERT OR IGNORE INTO org_keys (org_id) VALUES (?)").run(org.orgId);
-      const orgKey = "(SELECT org_key FROM org_keys WHERE org_id = ?1)";
-      db.prepare(
-        `INSERT OR IGNORE INTO session_keys (session_id, org_key) VALUES (?2, ${orgKey})`,
-      ).run(org.orgId, session);
-      db.prepare(`INSERT OR IGNORE INTO actor_keys (actor_id, org_key) VALUES (?2, ${orgKey})`)
-        .run(org.orgId, org.actorId);
+      addKeys(org, session);
       db.prepare(
         `INSERT INTO calls (id, org_key, seq, session_key, actor_key, ts, tool_name, tool_type,
           category, outcome, duration_ms, agent_system, source)
-        VALUES (?3, ${orgKey}, ?4,
-          (SELECT session_key FROM session_keys WHERE session_id = ?2 AND org_key = ${orgKey}),
-          (SELECT actor_key FROM actor_keys WHERE actor_id = ?5 AND org_key = ${orgKey}),
-          ?6, 'Bash', 'builtin', 'code_exec', 'ok', ?7, 'claude-code', 'otlp_logs')`,
+        VALUES (?3, ${ORG_KEY}, ?4, ${SESSION_KEY}, ${ACTOR_KEY}, ?6, 'Bash', 'builtin',
+          'code_exec', 'ok', ?7, 'claude-code', 'otlp_logs')`,
       ).run(org.orgId, session, id, seq, org.actorId, ts, durationMs);
       db.prepare(
         `INSERT INTO sessions (org_id, session_id, seq, actor_id, first_seen, last_seen,
@@ -269,11 +281,12 @@ function sqlitePlanter(dir: string): Planter {
       return Promise.resolve();
     },
     modelCall(org, id, session, ts, tokens) {
+      addKeys(org, session);
       db.prepare(
-        `INSERT INTO model_calls (id, org_id, seq, session_id, actor_id, ts, agent_system, model,
-          input_tokens, cost_usd)
-        VALUES (?, ?, ?, ?, ?, ?, 'claude-code', 'm', ?, 1.5)`,
-      ).run(id, org.orgId, nextSeq(), session, org.actorId, ts, tokens);
+        `INSERT INTO keyed_model_calls (id, org_key, seq, session_key, actor_key, ts, agent_system,
+          model, input_tokens, cost_usd)
+        VALUES (?3, ${ORG_KEY}, ?4, ${SESSION_KEY}, ${ACTOR_KEY}, ?6, 'claude-code', 'm', ?7, 1.5)`,
+      ).run(org.orgId, session, id, nextSeq(), org.actorId, ts, tokens);
       return Promise.resolve();
     },
     unmigrate() {

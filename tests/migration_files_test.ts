@@ -61,7 +61,7 @@ Deno.test("the migration series found in sql/ begin with the ones applied before
     telemetryMigrations.filter((m) => m.rebuilds).map((m) => [m.version, m.rebuilds]),
     [
       [11, { table: "tool_calls", rowsPerSecond: 50_000 }],
-      [15, { table: "tool_calls", rowsPerSecond: 30_000 }],
+      [15, { table: "tool_calls", rowsPerSecond: 15_000 }],
     ],
   );
   assert.equal(

@@ -53,14 +53,18 @@ function nextSeq(db: DatabaseSync): number {
   return Number(row.value);
 }
 
-function insertCall(db: DatabaseSync, id: string, ts: number, outcome = "ok"): number {
-  const seq = nextSeq(db);
-  // The calls' keys (schema 15): org_a, s1 and act_1 are key 1 each.
+/** The calls' keys (schema 15): org_a, s1 and act_1 are key 1 each. */
+function addKeys(db: DatabaseSync): void {
   db.exec("INSERT OR IGNORE INTO org_keys (org_key, org_id) VALUES (1, 'org_a')");
   db.exec(
     "INSERT OR IGNORE INTO session_keys (session_key, org_key, session_id) VALUES (1, 1, 's1')",
   );
   db.exec("INSERT OR IGNORE INTO actor_keys (actor_key, org_key, actor_id) VALUES (1, 1, 'act_1')");
+}
+
+function insertCall(db: DatabaseSync, id: string, ts: number, outcome = "ok"): number {
+  const seq = nextSeq(db);
+  addKeys(db);
   db.prepare(
     `INSERT INTO calls (id, org_key, seq, session_key, actor_key, ts, tool_name, tool_type,
       category, outcome, agent_system, source)
@@ -78,9 +82,11 @@ function insertFlag(db: DatabaseSync, callId: string, flag: string, ts: number, 
 }
 
 function insertModelCall(db: DatabaseSync, id: string, ts: number): void {
+  addKeys(db);
   db.prepare(
-    `INSERT INTO model_calls (id, org_id, seq, session_id, actor_id, ts, agent_system, model)
-    VALUES (?, 'org_a', ?, 's1', 'act_1', ?, 'claude-code', 'm')`,
+    `INSERT INTO keyed_model_calls (id, org_key, seq, session_key, actor_key, ts, agent_system,
+      model)
+    VALUES (?, 1, ?, 1, 1, ?, 'claude-code', 'm')`,
   ).run(id, nextSeq(db), ts);
 }
 

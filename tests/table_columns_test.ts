@@ -143,7 +143,7 @@ Deno.test("SQLite stores each listed column where its list says", () => {
     for (const { columns: table, sqlite } of TABLES) {
       const values = table.values(distinctRow(table) as never) as (string | number | null)[];
       db.prepare(namedSql(statements, sqlite)).run(
-        ...(table === TOOL_CALLS ? keys.keyed(values) : values),
+        ...(table === TOOL_CALLS || table === MODEL_CALLS ? keys.keyed(values) : values),
       );
     }
     for (const { columns: table, whole } of TABLES) {

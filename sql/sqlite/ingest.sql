@@ -31,7 +31,7 @@ UPDATE counters SET value = ? WHERE name = 'seq';
 SELECT outcome, source, trace_id, span_id FROM calls WHERE id = ?;
 
 -- A call's row holds its organization's, session's and actor's keys where
--- tool_calls has their ids (src/store/sqlite/call_keys.ts).
+-- tool_calls (model_calls) has their ids (src/store/sqlite/call_keys.ts).
 -- name: insert_tool_call
 INSERT INTO calls ({{tool_calls.keyed_columns}}) VALUES ({{tool_calls.params}});
 
@@ -72,14 +72,15 @@ DELETE FROM domain_hits WHERE call_id = ?;
 INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, ?, ?);
 
 -- name: insert_model_call
-INSERT OR IGNORE INTO model_calls ({{model_calls.columns}}) VALUES ({{model_calls.params}});
+INSERT OR IGNORE INTO keyed_model_calls ({{model_calls.keyed_columns}})
+VALUES ({{model_calls.params}});
 
 -- name: find_model_call
-SELECT cost_usd, estimated_cost_usd FROM model_calls WHERE id = ?;
+SELECT cost_usd, estimated_cost_usd FROM keyed_model_calls WHERE id = ?;
 
 -- A reported cost replaces the estimate (docs/design.md §9).
 -- name: fill_model_call_cost
-UPDATE model_calls SET cost_usd = ?, estimated_cost_usd = NULL, seq = ?
+UPDATE keyed_model_calls SET cost_usd = ?, estimated_cost_usd = NULL, seq = ?
 WHERE id = ? AND cost_usd IS NULL;
 
 -- name: ensure_session

@@ -224,13 +224,13 @@ ORDER BY hits DESC, domain, scheme
 LIMIT 5000;
 
 -- A session's model calls, oldest first, ties by id: its rows are found
--- through model_calls_by_session (org_id, session_id) and only they are sorted.
--- The index is named: without statistics the planner walks the organization's
--- model calls by time (model_calls_by_time) to spare the sort.
+-- through its key and model_calls_by_session, and only they are sorted
+-- (schema 15's estimates keep the planner off the organization's model calls
+-- by time, model_calls_by_time, which would spare the sort).
 -- name: session_model_calls
 SELECT id, ts, provider_name, model, input_tokens, output_tokens, cache_read_tokens,
   cache_creation_tokens, cost_usd, duration_ms, estimated_cost_usd
-FROM model_calls INDEXED BY model_calls_by_session
+FROM model_calls
 WHERE org_id = ? AND session_id = ?
 ORDER BY ts, id
 LIMIT 5000;

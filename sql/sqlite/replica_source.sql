@@ -18,7 +18,7 @@ SELECT value FROM counters WHERE name = 'seq';
 SELECT seq FROM calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
 -- name: nth_model_call_seq
-SELECT seq FROM model_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
+SELECT seq FROM keyed_model_calls WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
 -- name: nth_metric_point_seq
 SELECT seq FROM metric_points WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
@@ -29,7 +29,7 @@ SELECT seq FROM metric_points WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?;
 
 -- name: max_rowids
 SELECT (SELECT max(call_key) FROM calls) AS tool_calls,
-  (SELECT max(rowid) FROM model_calls) AS model_calls,
+  (SELECT max(model_call_key) FROM keyed_model_calls) AS model_calls,
   (SELECT max(rowid) FROM metric_points) AS metric_points;
 
 -- Read from `calls` itself, not the tool_calls view, for its key (its rowid).
@@ -45,29 +45,34 @@ FROM calls AS c
 JOIN org_keys AS o ON o.org_key = c.org_key
 JOIN session_keys AS s ON s.session_key = c.session_key
 JOIN actor_keys AS a ON a.actor_key = c.actor_key
-WHERE c.seq > ? AND c.seq <= ? AND typeof(c.ts) = 'integer' AND c.ts BETWEEN 0 AND 253402300799999
+WHERE c.seq > ? AND c.seq <= ?
+  AND typeof(c.ts) = 'integer' AND c.ts BETWEEN 0 AND 253402300799999
 ORDER BY c.seq;
 
 -- name: model_calls_range
-SELECT id, org_id, session_id, ts, provider_name, model,
-  CASE WHEN typeof(input_tokens) = 'integer' AND input_tokens BETWEEN 0 AND 9007199254740991
-    THEN input_tokens ELSE 0 END AS input_tokens,
-  CASE WHEN typeof(output_tokens) = 'integer' AND output_tokens BETWEEN 0 AND 9007199254740991
-    THEN output_tokens ELSE 0 END AS output_tokens,
-  CASE WHEN typeof(cache_read_tokens) = 'integer'
-      AND cache_read_tokens BETWEEN 0 AND 9007199254740991
-    THEN cache_read_tokens ELSE 0 END AS cache_read_tokens,
-  CASE WHEN typeof(cache_creation_tokens) = 'integer'
-      AND cache_creation_tokens BETWEEN 0 AND 9007199254740991
-    THEN cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
-  CASE WHEN cost_usd BETWEEN 0 AND 1000000 THEN cost_usd END AS cost_usd,
-  seq, actor_id, agent_system,
-  CASE WHEN estimated_cost_usd BETWEEN 0 AND 1000000 THEN estimated_cost_usd END
+SELECT m.id, o.org_id, s.session_id, m.ts, m.provider_name, m.model,
+  CASE WHEN typeof(m.input_tokens) = 'integer' AND m.input_tokens BETWEEN 0 AND 9007199254740991
+    THEN m.input_tokens ELSE 0 END AS input_tokens,
+  CASE WHEN typeof(m.output_tokens) = 'integer' AND m.output_tokens BETWEEN 0 AND 9007199254740991
+    THEN m.output_tokens ELSE 0 END AS output_tokens,
+  CASE WHEN typeof(m.cache_read_tokens) = 'integer'
+      AND m.cache_read_tokens BETWEEN 0 AND 9007199254740991
+    THEN m.cache_read_tokens ELSE 0 END AS cache_read_tokens,
+  CASE WHEN typeof(m.cache_creation_tokens) = 'integer'
+      AND m.cache_creation_tokens BETWEEN 0 AND 9007199254740991
+    THEN m.cache_creation_tokens ELSE 0 END AS cache_creation_tokens,
+  CASE WHEN m.cost_usd BETWEEN 0 AND 1000000 THEN m.cost_usd END AS cost_usd,
+  m.seq, a.actor_id, m.agent_system,
+  CASE WHEN m.estimated_cost_usd BETWEEN 0 AND 1000000 THEN m.estimated_cost_usd END
     AS estimated_cost_usd,
-  rowid
-FROM model_calls
-WHERE seq > ? AND seq <= ? AND typeof(ts) = 'integer' AND ts BETWEEN 0 AND 253402300799999
-ORDER BY seq;
+  m.model_call_key AS rowid
+FROM keyed_model_calls AS m
+JOIN org_keys AS o ON o.org_key = m.org_key
+JOIN session_keys AS s ON s.session_key = m.session_key
+JOIN actor_keys AS a ON a.actor_key = m.actor_key
+WHERE m.seq > ? AND m.seq <= ?
+  AND typeof(m.ts) = 'integer' AND m.ts BETWEEN 0 AND 253402300799999
+ORDER BY m.seq;
 
 -- name: risk_flags_range
 SELECT call_id, flag, org_id, session_id, ts, tool_name, seq

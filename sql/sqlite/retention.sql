@@ -30,7 +30,7 @@ SELECT id, org_id, session_id FROM model_calls WHERE org_id = ? AND ts < ? ORDER
 DELETE FROM calls WHERE id = ?;
 
 -- name: delete_model_call
-DELETE FROM model_calls WHERE id = ?;
+DELETE FROM keyed_model_calls WHERE id = ?;
 
 -- A permission decision goes with its call, and a session's last ones (a
 -- decision whose result never came) with the session: they hold the agent's

@@ -2,12 +2,13 @@
 -- tool_calls and every entry of its eight indexes held the organization's id
 -- (21 characters), and the rows and the session and actor indexes the
 -- session's (36) and the actor's (21) as TEXT: about 300 of the 892 bytes a
--- call cost in the table and its indexes at 1M calls. The calls now live in
--- `calls`, whose rows and indexes hold small integer keys; `org_keys`,
--- `session_keys` and `actor_keys` hold each text once. `tool_calls` is a view
--- with the old columns, so every read names the same columns as before and
--- the planner turns `org_id = ?` into one key lookup and an index range on
--- `calls`; writes go to `calls` (sql/sqlite/ingest.sql, retention.sql).
+-- call cost in the table and its indexes at 1M calls, and model_calls the
+-- same. The calls now live in `calls` and `keyed_model_calls`, whose rows and
+-- indexes hold small integer keys; `org_keys`, `session_keys` and `actor_keys`
+-- hold each text once. `tool_calls` and `model_calls` are views with the old
+-- columns, so every read names the same columns as before and the planner
+-- turns `org_id = ?` into one key lookup and an index range; writes go to the
+-- tables (sql/sqlite/ingest.sql, retention.sql).
 CREATE TABLE org_keys (
   org_key INTEGER PRIMARY KEY,
   org_id  TEXT NOT NULL UNIQUE
@@ -27,14 +28,18 @@ CREATE TABLE actor_keys (
   UNIQUE (actor_id, org_key)
 );
 
-INSERT INTO org_keys (org_id) SELECT DISTINCT org_id FROM tool_calls ORDER BY org_id;
+INSERT INTO org_keys (org_id)
+SELECT org_id FROM tool_calls UNION SELECT org_id FROM model_calls ORDER BY 1;
 INSERT INTO session_keys (org_key, session_id)
-SELECT DISTINCT o.org_key, c.session_id
-FROM tool_calls AS c JOIN org_keys AS o ON o.org_id = c.org_id
+SELECT o.org_key, c.session_id
+FROM (SELECT org_id, session_id FROM tool_calls UNION SELECT org_id, session_id FROM model_calls)
+  AS c
+JOIN org_keys AS o ON o.org_id = c.org_id
 ORDER BY 1, 2;
 INSERT INTO actor_keys (org_key, actor_id)
-SELECT DISTINCT o.org_key, c.actor_id
-FROM tool_calls AS c JOIN org_keys AS o ON o.org_id = c.org_id
+SELECT o.org_key, c.actor_id
+FROM (SELECT org_id, actor_id FROM tool_calls UNION SELECT org_id, actor_id FROM model_calls) AS c
+JOIN org_keys AS o ON o.org_id = c.org_id
 ORDER BY 1, 2;
 
 -- The key of a call is its place in arrival order (ids are hashes: in id
@@ -95,6 +100,41 @@ ORDER BY c.rowid;
 -- Built after the rows: one sorted pass each (the id's first: flags and hits
 -- reference it).
 CREATE UNIQUE INDEX calls_by_id ON calls (id);
+
+CREATE TABLE keyed_model_calls (
+  model_call_key        INTEGER PRIMARY KEY,
+  id                    TEXT NOT NULL,
+  org_key               INTEGER NOT NULL,
+  seq                   INTEGER NOT NULL,
+  session_key           INTEGER NOT NULL,
+  actor_key             INTEGER NOT NULL,
+  ts                    INTEGER NOT NULL,
+  agent_system          TEXT NOT NULL,
+  provider_name         TEXT NOT NULL DEFAULT '',
+  model                 TEXT NOT NULL DEFAULT '',
+  input_tokens          INTEGER NOT NULL DEFAULT 0,
+  output_tokens         INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens     INTEGER NOT NULL DEFAULT 0,
+  cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd              REAL,
+  duration_ms           INTEGER,
+  estimated_cost_usd    REAL
+);
+
+INSERT INTO keyed_model_calls
+SELECT m.rowid, m.id, o.org_key, m.seq, s.session_key, a.actor_key, m.ts, m.agent_system,
+  m.provider_name, m.model, m.input_tokens, m.output_tokens, m.cache_read_tokens,
+  m.cache_creation_tokens, m.cost_usd, m.duration_ms, m.estimated_cost_usd
+FROM model_calls AS m
+JOIN org_keys AS o ON o.org_id = m.org_id
+JOIN session_keys AS s ON s.org_key = o.org_key AND s.session_id = m.session_id
+JOIN actor_keys AS a ON a.org_key = o.org_key AND a.actor_id = m.actor_id
+ORDER BY m.rowid;
+DROP TABLE model_calls;
+CREATE UNIQUE INDEX model_calls_by_id ON keyed_model_calls (id);
+CREATE INDEX model_calls_by_seq ON keyed_model_calls (seq);
+CREATE INDEX model_calls_by_time ON keyed_model_calls (org_key, ts);
+CREATE INDEX model_calls_by_session ON keyed_model_calls (session_key);
 
 -- Flags and domain hits follow their call (ON DELETE CASCADE): rebuilt to
 -- name `calls`, before tool_calls goes (dropping a parent deletes its
@@ -164,6 +204,21 @@ JOIN session_keys
 JOIN actor_keys
   ON actor_keys.actor_key = calls.actor_key AND actor_keys.org_key = org_keys.org_key;
 
+CREATE VIEW model_calls AS
+SELECT keyed_model_calls.id, org_keys.org_id, keyed_model_calls.seq, session_keys.session_id,
+  actor_keys.actor_id, keyed_model_calls.ts, keyed_model_calls.agent_system,
+  keyed_model_calls.provider_name, keyed_model_calls.model, keyed_model_calls.input_tokens,
+  keyed_model_calls.output_tokens, keyed_model_calls.cache_read_tokens,
+  keyed_model_calls.cache_creation_tokens, keyed_model_calls.cost_usd,
+  keyed_model_calls.duration_ms, keyed_model_calls.estimated_cost_usd
+FROM keyed_model_calls
+JOIN org_keys ON org_keys.org_key = keyed_model_calls.org_key
+JOIN session_keys
+  ON session_keys.session_key = keyed_model_calls.session_key
+  AND session_keys.org_key = org_keys.org_key
+JOIN actor_keys
+  ON actor_keys.actor_key = keyed_model_calls.actor_key AND actor_keys.org_key = org_keys.org_key;
+
 -- The planner's row estimates for the keyed tables, written rather than
 -- measured (the service never runs ANALYZE): without them it reckons every
 -- key as selective as any other, and for `session_id = ?` walks the
@@ -171,7 +226,8 @@ JOIN actor_keys
 -- finding the session's key and reading its calls. The shape that matters:
 -- an organization holds many calls, a session or an actor few.
 ANALYZE sqlite_schema;
-DELETE FROM sqlite_stat1 WHERE tbl IN ('calls', 'org_keys', 'session_keys', 'actor_keys');
+DELETE FROM sqlite_stat1
+WHERE tbl IN ('calls', 'keyed_model_calls', 'org_keys', 'session_keys', 'actor_keys');
 INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
   ('calls', 'calls_by_id', '10000000 1'),
   ('calls', 'calls_by_seq', '10000000 1'),
@@ -182,6 +238,10 @@ INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
   ('calls', 'calls_by_tool_type', '10000000 1000000 300000 2'),
   ('calls', 'calls_by_category', '10000000 1000000 100000 2'),
   ('calls', 'calls_by_outcome', '10000000 1000000 300000 2'),
+  ('keyed_model_calls', 'model_calls_by_id', '10000000 1'),
+  ('keyed_model_calls', 'model_calls_by_seq', '10000000 1'),
+  ('keyed_model_calls', 'model_calls_by_time', '10000000 1000000 2'),
+  ('keyed_model_calls', 'model_calls_by_session', '10000000 50'),
   ('org_keys', 'sqlite_autoindex_org_keys_1', '10 1'),
   ('session_keys', 'sqlite_autoindex_session_keys_1', '200000 1 1'),
   ('actor_keys', 'sqlite_autoindex_actor_keys_1', '2000 1 1');

@@ -1,18 +1,22 @@
 /**
- * The integer keys SQLite's `calls` holds in place of the organization's,
- * session's and actor's ids (sql/sqlite/telemetry_0015_keyed_calls.sql):
+ * The integer keys SQLite's `calls` and `keyed_model_calls` hold in place of
+ * the organization's, session's and actor's ids (sql/sqlite/telemetry_0015_keyed_calls.sql):
  * found, or added, as a call is written.
  *
  * @module
  */
-import { type BoundValue, KEYED_COLUMNS, TOOL_CALLS } from "../table_columns.ts";
+import { type BoundValue, KEYED_COLUMNS, MODEL_CALLS, TOOL_CALLS } from "../table_columns.ts";
 import type { NamedStatements } from "./database.ts";
 
-/** Where each keyed id sits in a tool-call row's values (TOOL_CALLS' order). */
+/** Where each keyed id sits in a call's row values: the same in both tables' column lists. */
 const POSITIONS = Object.keys(KEYED_COLUMNS).map((column) => {
-  const position = TOOL_CALLS.names.indexOf(column as (typeof TOOL_CALLS.names)[number]);
-  if (position < 0) throw new Error(`tool_calls has no column "${column}"`);
-  return position;
+  const positions = [TOOL_CALLS, MODEL_CALLS].map((table) =>
+    (table.names as readonly string[]).indexOf(column)
+  );
+  if (positions[0]! < 0 || positions[0] !== positions[1]) {
+    throw new Error(`tool_calls and model_calls must hold "${column}" at one position`);
+  }
+  return positions[0]!;
 });
 const [ORG, SESSION, ACTOR] = POSITIONS as [number, number, number];
 
@@ -33,7 +37,7 @@ export class CallKeys {
     this.#known.clear();
   }
 
-  /** A tool-call row's values (TOOL_CALLS' order) with keys in place of the ids. */
+  /** A tool call's or model call's row values (its column list's order), keys in place of ids. */
   keyed(values: BoundValue[]): BoundValue[] {
     const org = this.#key("org", String(values[ORG]), null);
     values[SESSION] = this.#key("session", String(values[SESSION]), org);

@@ -17,7 +17,7 @@ const [keys, telemetry] = readMigrations(new URL("../../../sql/sqlite/", import.
           "a value an organization rarely or never stored made its list walk every call",
       },
       11: { rebuilds: { table: "tool_calls", rowsPerSecond: 50_000 } },
-      15: { rebuilds: { table: "tool_calls", rowsPerSecond: 30_000 } },
+      15: { rebuilds: { table: "tool_calls", rowsPerSecond: 15_000 } },
     },
   },
 ]);

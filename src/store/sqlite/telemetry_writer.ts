@@ -271,7 +271,8 @@ export class TelemetryWriter {
         run("insert_tombstone", "run", seq, "detections", id);
       },
       insertModelCall: (row) => {
-        const inserted = run("insert_model_call", "run", ...MODEL_CALLS.values(row)) as {
+        const values = this.#keys.keyed(MODEL_CALLS.values(row));
+        const inserted = run("insert_model_call", "run", ...values) as {
           changes: number | bigint;
         };
         return Number(inserted.changes) > 0;
