@@ -176,9 +176,10 @@ function requireWritable(path: string): void {
   }
 }
 
+/** Whether `table` exists: a table, or a view (tool_calls since schema 15, its table before). */
 function hasTable(db: DatabaseSync, table: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !==
-    undefined;
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?")
+    .get(table) !== undefined;
 }
 
 function hintFor(error: unknown): string {
