@@ -1,0 +1,148 @@
+-- Per-day rollups of the replica's tool calls (issue #31): what the activity
+-- and top-tools insights read for the whole UTC days of their window, so that
+-- their cost follows days x groups instead of rows (sql/insights/days/).
+--
+-- How they stay exact. A rollup row is a pure function of the tool calls of
+-- its (org_id, day): recomputed from those raw rows, never added to. The meta
+-- key days_through (epoch ms, a UTC midnight) says how far they reach: for
+-- every day before it, each organization's rollup rows are exactly the
+-- aggregate of that day's raw rows in the same snapshot. It holds because:
+--
+--   - every catch-up transaction that copies, replaces or deletes a tool call
+--     notes the (org_id, day) of the row it copies (src/analytics/replica.ts,
+--     from the appended rows), of the old copy it replaces (mark_replaced_days,
+--     when old copies may have another ts) and of the row a tombstone drops
+--     (mark_tombstoned_days), in temp.stage_days, and recomputes each noted
+--     day before days_through in the same transaction (refresh_days);
+--   - days_through only moves forward (advance_*: the days between the old and
+--     the new mark recomputed, then the mark moved, in one transaction, at the
+--     end of a catch-up, up to the UTC day that holds the catch-up's start);
+--     a day at or after it has no rollup row and is never read from one.
+--
+-- Noting too much only costs a recomputation. Distinct counts are never
+-- summed across days: activity_days keeps one row per (org, day, session,
+-- actor, agent), so an insight counts DISTINCT session_id over its rows as
+-- over raw rows; tool_days keeps one per (org, day, actor, agent, tool name,
+-- tool type) and counts DISTINCT tool_name the same way (it has no session:
+-- top-tools narrowed or grouped by a dimension reads raw rows). Sums are of
+-- integers; top-tools' average is the sum of durations over their count, as
+-- avg() computes it (tests/insights_days_test.ts compares every answer with
+-- the raw rows' byte for byte). A day is midnight UTC: ts minus its floor
+-- modulo 86400000 (negative times too).
+
+-- name: create_day_tables
+CREATE TABLE activity_days (
+  org_id       VARCHAR NOT NULL,
+  day          BIGINT NOT NULL,
+  session_id   VARCHAR NOT NULL,
+  actor_id     VARCHAR NOT NULL,
+  agent_system VARCHAR NOT NULL,
+  calls        BIGINT NOT NULL,
+  errors       BIGINT NOT NULL
+);
+
+CREATE TABLE tool_days (
+  org_id         VARCHAR NOT NULL,
+  day            BIGINT NOT NULL,
+  actor_id       VARCHAR NOT NULL,
+  agent_system   VARCHAR NOT NULL,
+  tool_name      VARCHAR NOT NULL,
+  tool_type      VARCHAR NOT NULL,
+  calls          BIGINT NOT NULL,
+  errors         BIGINT NOT NULL,
+  -- Over the calls with a duration (rejected calls have none).
+  duration_sum   BIGINT NOT NULL,
+  duration_count BIGINT NOT NULL
+);
+
+-- Nothing rolled up yet: the mark below every time (-(2^53 - 1), JavaScript's least safe integer).
+INSERT INTO meta (key, value) VALUES ('days_through', '-9007199254740991');
+
+-- The (org_id, day) pairs a catch-up transaction touched, and those of them
+-- it recomputes (in the sync connection's temp catalog, emptied by refresh_days).
+
+-- name: create_day_staging
+CREATE TEMP TABLE stage_days (org_id VARCHAR NOT NULL, day BIGINT NOT NULL);
+CREATE TEMP TABLE stage_day_refresh (org_id VARCHAR NOT NULL, day BIGINT NOT NULL);
+
+-- With the tables of a first build (replica_schema.sql's clear_tables: one
+-- that failed midway may have left rows). days_through stays: no raw row is
+-- left, so no rollup row is exact for every day.
+
+-- name: clear_day_tables
+DELETE FROM activity_days;
+DELETE FROM tool_days;
+
+-- name: read_days_through
+SELECT CAST(value AS BIGINT) AS days_through FROM meta WHERE key = 'days_through';
+
+-- Before tombstones apply: the days of the rows they drop (by key alone:
+-- noting a row a tombstone then keeps costs a recomputation only).
+
+-- name: mark_tombstoned_days
+INSERT INTO temp.stage_days
+SELECT DISTINCT c.org_id, c.ts - ((c.ts % 86400000) + 86400000) % 86400000
+FROM tool_calls AS c JOIN temp.stage_tombstones AS t ON t.tbl = 'tool_calls' AND c.id = t.row_key;
+
+-- Before the merge deletes old copies by id (PostgreSQL: an old copy may have another ts).
+
+-- name: mark_replaced_days
+INSERT INTO temp.stage_days
+SELECT DISTINCT org_id, ts - ((ts % 86400000) + 86400000) % 86400000
+FROM tool_calls WHERE id IN (SELECT id FROM temp.stage_tool_calls);
+
+-- After the merge: every noted day before days_through, recomputed from its
+-- raw rows. The range join lets DuckDB read only the noted days' row groups.
+
+-- name: refresh_days
+INSERT INTO temp.stage_day_refresh
+SELECT DISTINCT org_id, day FROM temp.stage_days
+WHERE day < (SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'days_through');
+DELETE FROM activity_days AS a USING temp.stage_day_refresh AS r
+WHERE a.org_id = r.org_id AND a.day = r.day;
+DELETE FROM tool_days AS d USING temp.stage_day_refresh AS r
+WHERE d.org_id = r.org_id AND d.day = r.day;
+INSERT INTO activity_days
+SELECT c.org_id, r.day, c.session_id, c.actor_id, c.agent_system,
+  count(*), count(*) FILTER (WHERE c.outcome = 'error')
+FROM tool_calls AS c JOIN temp.stage_day_refresh AS r
+  ON c.org_id = r.org_id AND c.ts >= r.day AND c.ts < r.day + 86400000
+GROUP BY c.org_id, r.day, c.session_id, c.actor_id, c.agent_system;
+INSERT INTO tool_days
+SELECT c.org_id, r.day, c.actor_id, c.agent_system, c.tool_name, c.tool_type,
+  count(*), count(*) FILTER (WHERE c.outcome = 'error'),
+  coalesce(sum(c.duration_ms), 0), count(c.duration_ms)
+FROM tool_calls AS c JOIN temp.stage_day_refresh AS r
+  ON c.org_id = r.org_id AND c.ts >= r.day AND c.ts < r.day + 86400000
+GROUP BY c.org_id, r.day, c.actor_id, c.agent_system, c.tool_name, c.tool_type;
+DELETE FROM temp.stage_day_refresh;
+DELETE FROM temp.stage_days;
+
+-- Moving days_through from $from to $to (both UTC midnights, $from < $to):
+-- the days in between recomputed for every organization, then the mark moved,
+-- in one transaction. Rows at or after $from are dropped first (none should
+-- be there: a day is only ever rolled up below the mark).
+
+-- name: advance_drop_activity
+DELETE FROM activity_days WHERE day >= $from;
+
+-- name: advance_drop_tools
+DELETE FROM tool_days WHERE day >= $from;
+
+-- name: advance_activity
+INSERT INTO activity_days
+SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, session_id, actor_id,
+  agent_system, count(*), count(*) FILTER (WHERE outcome = 'error')
+FROM tool_calls WHERE ts >= $from AND ts < $to
+GROUP BY org_id, day, session_id, actor_id, agent_system;
+
+-- name: advance_tools
+INSERT INTO tool_days
+SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, actor_id, agent_system,
+  tool_name, tool_type, count(*), count(*) FILTER (WHERE outcome = 'error'),
+  coalesce(sum(duration_ms), 0), count(duration_ms)
+FROM tool_calls WHERE ts >= $from AND ts < $to
+GROUP BY org_id, day, actor_id, agent_system, tool_name, tool_type;
+
+-- name: advance_mark
+UPDATE meta SET value = CAST($to AS VARCHAR) WHERE key = 'days_through';
