@@ -1,6 +1,6 @@
 /**
  * The replica's per-day rollups (issue #31, sql/duckdb/replica_days.sql): the
- * insights that read them (activity, top-tools) answer byte for byte what
+ * insights that read them (activity, top-tools, cost) answer byte for byte what
  * their raw-row statements answer (the reference), over the same replica in
  * the same snapshot, for windows whose edges fall mid-day, on midnight and a
  * millisecond either side of it, daily and weekly, ungrouped and grouped by
@@ -22,7 +22,7 @@ import {
 } from "../src/analytics/insights.ts";
 import type { Granularity, InsightWindow } from "../src/analytics/window.ts";
 import type { ReplicaStatement } from "../src/analytics/read_pool.ts";
-import type { TelemetryEvent, ToolCallEvent } from "../src/model/telemetry.ts";
+import type { ModelCallEvent, TelemetryEvent, ToolCallEvent } from "../src/model/telemetry.ts";
 import { engineTest } from "./_harness.ts";
 import {
   assertInsightEqual,
@@ -39,7 +39,7 @@ import {
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
-const INSIGHTS: readonly AnyInsightName[] = ["activity", "top-tools"];
+const INSIGHTS: readonly AnyInsightName[] = ["activity", "top-tools", "cost"];
 const TEAMS = ["red", "blue", "green"];
 
 function midnight(ts: number): number {
@@ -138,7 +138,11 @@ async function assertDaysMatchRaw(
       for (const [start, end] of windows(now)) {
         for (const granularity of ["daily", "weekly"] as Granularity[]) {
           const window: InsightWindow = { window: "90d", granularity, start, end };
-          for (const variant of variants) {
+          // Groups do not depend on the granularity: weekly, ungrouped and narrowed only.
+          const checked = granularity === "daily"
+            ? variants
+            : variants.filter((variant) => variant.grouping === undefined);
+          for (const variant of checked) {
             const request: InsightRequest = { name, orgId, window, ...variant };
             const days = replicaInsightQuery(request, replica.daysThrough);
             const raw = replicaInsightQuery(request, null);
@@ -153,7 +157,9 @@ async function assertDaysMatchRaw(
               new Date(end).toISOString()
             }) ${granularity} ${variant.label}`;
             assert.equal(JSON.stringify(fromDays), JSON.stringify(fromRaw), where);
-            const readsDays = days.statements.some((s) => /\b(activity|tool)_days\b/.test(s.sql));
+            const readsDays = days.statements.some((s) =>
+              /\b(activity|tool|model)_days\b/.test(s.sql)
+            );
             const wholeDay = Number(days.statements[0]!.params.day_hi ?? 0) >
               Number(days.statements[0]!.params.day_lo ?? 0);
             if (readsDays && wholeDay) rolledUp++;
@@ -184,6 +190,52 @@ async function assertServerMatchesReference(env: InsightsEnv, orgs: readonly Ins
       }
     }
   }
+}
+
+/** A model call of `sessionId` at `timeMs`. */
+function modelCall(sessionId: string, identity: string, timeMs: number, n: number): ModelCallEvent {
+  return {
+    kind: "model_call",
+    sessionId,
+    identity,
+    timeMs,
+    agentSystem: "claude-code",
+    agentVersion: "2.1.0",
+    providerName: "anthropic",
+    model: n % 2 === 0 ? "claude-sonnet-4-5" : "edge-model",
+    inputTokens: 1000 + n,
+    outputTokens: 100 + n,
+    cacheReadTokens: n,
+    cacheCreationTokens: 1,
+    costUsd: n % 3 === 0 ? null : 0.25 + n / 8,
+    durationMs: 10,
+  };
+}
+
+/**
+ * Tool and model calls at a midnight and a millisecond before it: a day's
+ * first and the day before's last.
+ */
+function edgeCalls(prefix: string, midnights: readonly number[]): TelemetryEvent[] {
+  return midnights.flatMap((day, i) =>
+    [day - 1, day].flatMap((timeMs, j): TelemetryEvent[] => [{
+      kind: "tool_call",
+      sessionId: `s0000${i}`,
+      identity: `${prefix}-edge-${i}-${j}`,
+      timeMs,
+      agentSystem: j === 0 ? "codex" : "claude-code",
+      agentVersion: "1.0.0",
+      toolName: j === 0 ? "Edge" : "Midnight",
+      toolType: "builtin",
+      category: "other",
+      outcome: j === 0 ? "error" : "ok",
+      durationMs: 100 + i,
+      resultSizeBytes: 1,
+      source: "otlp_logs",
+      toolCallId: `${prefix}-edge-${i}-${j}`,
+      arguments: "{}",
+    }, modelCall(`s0000${i}`, `${prefix}-edge-model-${i}-${j}`, timeMs, i * 2 + j)])
+  );
 }
 
 /** A call stored first from its span at `spanTs`, then its log at `logTs` (which replaces it). */
@@ -223,11 +275,13 @@ function spanThenLog(sessionId: string, identity: string, spanTs: number, logTs:
 }
 
 engineTest(
-  "activity and top-tools over per-day rollups answer as the raw rows do, as data arrives, is replaced and deleted, and as midnight passes",
+  "activity, top-tools and cost over per-day rollups answer as the raw rows do, as data arrives, is replaced and deleted, and as midnight passes",
   async (t) => {
     await using env = await startInsightsEnv({ retentionDays: 45 });
     const acme = await createOrg(env, "Acme");
     const globex = await createOrg(env, "Globex");
+    // Model calls only, on days retention (45 days) deletes: no tool call's tombstone notes them.
+    const initech = await createOrg(env, "Initech");
     const now = Date.now();
     // The checked replica's today starts three days ago: its rollups stop there, and
     // the days since are read from raw rows, until its clock moves on (last step).
@@ -250,9 +304,14 @@ engineTest(
             data.batches.flat().map((event) => event.sessionId).filter((id) => id !== undefined),
           ),
         ] as string[];
+      const modelsOnly = Array.from(
+        { length: 40 },
+        (_, i) => modelCall(`m${i % 7}`, `initech-${i}`, now - (40 + i) * DAY - i * HOUR, i),
+      );
       const orgs = [
         { orgId: acme.orgId, variants: variants(sessionsOf(big), 1) },
         { orgId: globex.orgId, variants: variants(sessionsOf(small), 2) },
+        { orgId: initech.orgId, variants: variants(["m0", "m1", "m2", "m3", "m4", "m5", "m6"], 3) },
       ];
       const check = async (label: string) => {
         await replica.catchUp();
@@ -268,6 +327,7 @@ engineTest(
           assert.equal(replica.daysThrough, midnight(clock));
           await ingest(env, acme, big.batches.slice(0, half));
           await ingest(env, globex, small.batches);
+          await ingest(env, initech, [modelsOnly]);
           await check("first half");
           await assertServerMatchesReference(env, [acme, globex]);
         },
@@ -285,7 +345,7 @@ engineTest(
       );
 
       await t.step(
-        "logs replace their calls' spans, across midnight and within a day",
+        "logs replace their calls' spans across midnight; calls on both sides of midnight",
         async () => {
           const day = midnight(now) - 20 * DAY;
           const moves = [
@@ -301,6 +361,17 @@ engineTest(
             await ingest(env, org, [moves.map((move) => move.log)]);
           }
           await check("logs replaced the spans");
+          // Rolled up by a catch-up (days before the mark), then when midnight passes (the others).
+          const edges = [
+            day,
+            day - 10 * DAY,
+            midnight(clock),
+            midnight(clock) + DAY,
+            midnight(now),
+          ];
+          await ingest(env, acme, [edgeCalls("a", edges)]);
+          await ingest(env, globex, [edgeCalls("g", edges)]);
+          await check("calls at midnight and a millisecond before");
           await assertServerMatchesReference(env, [acme, globex]);
         },
       );

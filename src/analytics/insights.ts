@@ -16,6 +16,7 @@ import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
 import activityDaysSql from "../../sql/insights/days/activity.sql" with { type: "text" };
 import topToolsDaysSql from "../../sql/insights/days/top_tools.sql" with { type: "text" };
 import costSql from "../../sql/insights/cost.sql" with { type: "text" };
+import costDaysSql from "../../sql/insights/days/cost.sql" with { type: "text" };
 import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/outliers.sql" with { type: "text" };
 import sqliteOutliersSql from "../../sql/insights/sqlite/outliers.sql" with { type: "text" };
@@ -350,26 +351,29 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = nam
       "error_count": "int",
     },
   }, { sql: parseNamedSql(sqliteOutliersSql), windows: [] }),
-  "cost": specInsight(costSql, {
-    summary: {
-      ...TOKENS,
-      "cache_read_tokens": "int",
-      "cache_creation_tokens": "int",
-      "cost_usd": "usd",
-      "cost_available": "bool",
-      "estimated_cost_usd": "usd",
-      "call_count": "int",
-    },
-    series: { "bucket": "time", ...TOKENS, "cost_usd": "usd", "estimated_cost_usd": "usd" },
-    breakdown: {
-      "provider_name": "string",
-      "model": "string",
-      ...TOKENS,
-      "cost_usd": "usd",
-      "estimated_cost_usd": "usd",
-      "call_count": "int",
-    },
-  }),
+  "cost": {
+    ...specInsight(costSql, {
+      summary: {
+        ...TOKENS,
+        "cache_read_tokens": "int",
+        "cache_creation_tokens": "int",
+        "cost_usd": "usd",
+        "cost_available": "bool",
+        "estimated_cost_usd": "usd",
+        "call_count": "int",
+      },
+      series: { "bucket": "time", ...TOKENS, "cost_usd": "usd", "estimated_cost_usd": "usd" },
+      breakdown: {
+        "provider_name": "string",
+        "model": "string",
+        ...TOKENS,
+        "cost_usd": "usd",
+        "estimated_cost_usd": "usd",
+        "call_count": "int",
+      },
+    }),
+    days: dayRollups(costDaysSql, false),
+  },
   "risk": specInsight(
     riskSql,
     {

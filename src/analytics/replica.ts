@@ -216,9 +216,13 @@ const TOMBSTONE_COLUMNS: readonly ColumnKind[] = ["int", "text", "text"];
 /** org_id, day: the (organization, UTC day) pairs a catch-up touched (replica_days.sql). */
 const DAY_COLUMNS: readonly ColumnKind[] = ["text", "int"];
 
-/** Where a tool-call row, as appended, holds its organization and time. */
-const TOOL_CALL_ORG_AT = Object.keys(REPLICA_COLUMNS.tool_calls).indexOf("org_id");
-const TOOL_CALL_TS_AT = Object.keys(REPLICA_COLUMNS.tool_calls).indexOf("ts");
+/** The tables the per-day rollups count, and where a row, as appended, holds its organization and time. */
+const ROLLED_UP: Partial<Record<ReplicaTable, { org: number; ts: number }>> = Object.fromEntries(
+  (["tool_calls", "model_calls"] as const).map((table) => {
+    const names = Object.keys(REPLICA_COLUMNS[table]);
+    return [table, { org: names.indexOf("org_id"), ts: names.indexOf("ts") }];
+  }),
+);
 
 /** Options of {@link Replica.open}. */
 export interface ReplicaOptions {
@@ -581,6 +585,7 @@ export class Replica {
       this.#progress.mark === NO_PROGRESS.mark;
     const run = new CatchUpRun(this.#sync, this.#source, this.#progress, {
       quiet: this.#options.quiet ?? false,
+      daysThrough: this.#daysThrough,
       isClosed: () => this.#closed || this.#draining,
       started: (bulk) => {
         this.#bulkFromSeq = this.#progress.seq;
@@ -617,10 +622,10 @@ export class Replica {
     const sync = this.#sync;
     await sync.run("BEGIN TRANSACTION");
     try {
-      for (const name of ["advance_drop_activity", "advance_drop_tools"]) {
+      for (const name of ["advance_drop_activity", "advance_drop_tools", "advance_drop_models"]) {
         await sync.run(namedSql(days, name), { from: params.from });
       }
-      for (const name of ["advance_activity", "advance_tools"]) {
+      for (const name of ["advance_activity", "advance_tools", "advance_models"]) {
         await sync.run(namedSql(days, name), params);
       }
       await sync.run(namedSql(days, "advance_mark"), { to: params.to });
@@ -678,6 +683,8 @@ export class Replica {
 /** What {@link CatchUpRun} needs from its replica. */
 interface RunHooks {
   quiet: boolean;
+  /** `days_through` for the whole run (it moves only after the run's copies, in {@link Replica}). */
+  daysThrough: number;
   isClosed(): boolean;
   /** Called when the catch-up starts copying; `bulk`: it counts as a build. */
   started(bulk: boolean): void;
@@ -740,7 +747,12 @@ class CatchUpRun implements ReplicaTarget {
   async write(fill: (batch: ReplicaBatch) => Promise<ReplicaProgress | null>): Promise<void> {
     this.#checkOpen();
     const connection = this.#connection;
-    const batch = new Batch(connection, this.#fresh, () => this.#checkOpen());
+    const batch = new Batch(
+      connection,
+      this.#fresh,
+      this.#hooks.daysThrough,
+      () => this.#checkOpen(),
+    );
     await connection.run("BEGIN TRANSACTION");
     try {
       if (this.#clear) {
@@ -814,15 +826,27 @@ class Batch implements ReplicaBatch {
   readonly #checkOpen: () => void;
   readonly #appenders = new Map<string, DuckDBAppender>();
   readonly #staged = new Set<string>();
-  /** The (organization, UTC day) pairs of the tool calls appended, as `org\u0000day`. */
+  /**
+   * The (organization, UTC day) pairs of the tool and model calls appended,
+   * as `org\u0000day`; only days the rollups hold (before `days_through`).
+   */
   readonly #touchedDays = new Set<string>();
+  readonly #daysThrough: number;
   #rows = 0;
   #tombstones = 0;
   /** Tombstones of tool calls (retention, a reject replaced): their rows' days are touched. */
   #callTombstones = 0;
+  /** Tombstones of model calls (retention). */
+  #modelTombstones = 0;
 
-  constructor(connection: DuckDBConnection, direct: boolean, checkOpen: () => void) {
+  constructor(
+    connection: DuckDBConnection,
+    direct: boolean,
+    daysThrough: number,
+    checkOpen: () => void,
+  ) {
     this.#connection = connection;
+    this.#daysThrough = daysThrough;
     this.#direct = direct;
     this.#checkOpen = checkOpen;
   }
@@ -842,7 +866,10 @@ class Batch implements ReplicaBatch {
     this.#rows += rows.length;
     if (table === "tombstones") {
       this.#tombstones += rows.length;
-      for (const row of rows) if (row[1] === "tool_calls") this.#callTombstones++;
+      for (const row of rows) {
+        if (row[1] === "tool_calls") this.#callTombstones++;
+        if (row[1] === "model_calls") this.#modelTombstones++;
+      }
       append(await this.#appender(table, true), TOMBSTONE_COLUMNS, rows);
       return;
     }
@@ -850,10 +877,12 @@ class Batch implements ReplicaBatch {
     // (one catch-up copies each key once), so the merge's delete cannot meet them.
     const staged = !this.#direct && !fresh;
     if (staged) this.#staged.add(table);
-    if (table === "tool_calls") {
+    const at = ROLLED_UP[table];
+    if (at !== undefined) {
       for (const row of rows) {
-        const day = dayOf(Number(row[TOOL_CALL_TS_AT]));
-        this.#touchedDays.add(`${row[TOOL_CALL_ORG_AT]}\u0000${day}`);
+        const day = dayOf(Number(row[at.ts]));
+        // A day at or after the mark has no rollup yet: nothing to recompute.
+        if (day < this.#daysThrough) this.#touchedDays.add(`${row[at.org]}\u0000${day}`);
       }
     }
     append(await this.#appender(table, staged), COLUMNS[table], rows);
@@ -871,9 +900,15 @@ class Batch implements ReplicaBatch {
     const script: string[] = [];
     // The days of the rows about to be replaced or dropped, noted before they go.
     if (this.#callTombstones > 0) script.push(namedSql(days, "mark_tombstoned_days"));
-    if (this.#staged.has("tool_calls") && !oldCopiesKeepTs) {
-      script.push(namedSql(days, "mark_replaced_days"));
+    if (this.#modelTombstones > 0) script.push(namedSql(days, "mark_tombstoned_model_days"));
+    if (!oldCopiesKeepTs) {
+      if (this.#staged.has("tool_calls")) script.push(namedSql(days, "mark_replaced_days"));
+      if (this.#staged.has("model_calls")) {
+        script.push(namedSql(days, "mark_replaced_model_days"));
+      }
     }
+    const marked = this.#callTombstones + this.#modelTombstones > 0 ||
+      (!oldCopiesKeepTs && (this.#staged.has("tool_calls") || this.#staged.has("model_calls")));
     if (this.#tombstones > 0 && tombstones === "key") {
       script.push(namedSql(schema, "apply_tombstones_by_key"));
     }
@@ -885,9 +920,7 @@ class Batch implements ReplicaBatch {
     if (this.#tombstones > 0 && tombstones === "seq") {
       script.push(namedSql(schema, "apply_tombstones"));
     }
-    if (this.#touchedDays.size > 0 || this.#callTombstones > 0) {
-      script.push(namedSql(days, "refresh_days"));
-    }
+    if (this.#touchedDays.size > 0 || marked) script.push(namedSql(days, "refresh_days"));
     if (script.length > 0) script.push(namedSql(schema, "clear_staging"));
     if (script.length > 0) await this.#connection.run(script.join("\n"));
   }
