@@ -827,8 +827,9 @@ class Batch implements ReplicaBatch {
   readonly #appenders = new Map<string, DuckDBAppender>();
   readonly #staged = new Set<string>();
   /**
-   * The (organization, UTC day) pairs of the tool and model calls appended,
-   * as `org\u0000day`; only days the rollups hold (before `days_through`).
+   * The (organization, UTC day) pairs of the tool and model calls appended
+   * that may replace an old copy, as `org\u0000day`; only days the rollups
+   * hold (before `days_through`): they are recomputed.
    */
   readonly #touchedDays = new Set<string>();
   readonly #daysThrough: number;
@@ -838,6 +839,8 @@ class Batch implements ReplicaBatch {
   #callTombstones = 0;
   /** Tombstones of model calls (retention). */
   #modelTombstones = 0;
+  /** The tables that got fresh rows of days the rollups hold (`late_<table>`). */
+  readonly #late = new Set<ReplicaTable>();
 
   constructor(
     connection: DuckDBConnection,
@@ -878,14 +881,24 @@ class Batch implements ReplicaBatch {
     const staged = !this.#direct && !fresh;
     if (staged) this.#staged.add(table);
     const at = ROLLED_UP[table];
+    let copied = rows;
     if (at !== undefined) {
-      for (const row of rows) {
-        const day = dayOf(Number(row[at.ts]));
-        // A day at or after the mark has no rollup yet: nothing to recompute.
-        if (day < this.#daysThrough) this.#touchedDays.add(`${row[at.org]}\u0000${day}`);
+      // A day at or after the mark has no rollup yet: nothing to add or recompute.
+      const isLate = (row: SourceRow) => dayOf(Number(row[at.ts])) < this.#daysThrough;
+      if (staged) {
+        for (const row of rows) {
+          if (isLate(row)) {
+            this.#touchedDays.add(`${row[at.org]}\u0000${dayOf(Number(row[at.ts]))}`);
+          }
+        }
+      } else if (rows.some(isLate)) {
+        const late = rows.filter(isLate);
+        copied = rows.filter((row) => !isLate(row));
+        this.#late.add(table);
+        append(await this.#appender(`late_${table}`, true, ""), COLUMNS[table], late);
       }
     }
-    append(await this.#appender(table, staged), COLUMNS[table], rows);
+    append(await this.#appender(table, staged), COLUMNS[table], copied);
   }
 
   /** Flushes the appenders and merges the staged rows and tombstones into the tables. */
@@ -920,6 +933,7 @@ class Batch implements ReplicaBatch {
     if (this.#tombstones > 0 && tombstones === "seq") {
       script.push(namedSql(schema, "apply_tombstones"));
     }
+    for (const table of this.#late) script.push(namedSql(days, `add_late_${table}`));
     if (this.#touchedDays.size > 0 || marked) script.push(namedSql(days, "refresh_days"));
     if (script.length > 0) script.push(namedSql(schema, "clear_staging"));
     if (script.length > 0) await this.#connection.run(script.join("\n"));
@@ -948,11 +962,12 @@ class Batch implements ReplicaBatch {
     if (failure !== null) throw failure;
   }
 
-  async #appender(table: string, staging: boolean): Promise<DuckDBAppender> {
-    const name = staging ? `stage_${table}` : table;
+  /** The appender of `table`, or when `temp` of its temp copy `<prefix><table>`. */
+  async #appender(table: string, temp: boolean, prefix = "stage_"): Promise<DuckDBAppender> {
+    const name = temp ? `${prefix}${table}` : table;
     let appender = this.#appenders.get(name);
     if (!appender) {
-      appender = await this.#connection.createAppender(name, null, staging ? "temp" : null);
+      appender = await this.#connection.createAppender(name, null, temp ? "temp" : null);
       this.#appenders.set(name, appender);
     }
     return appender;
