@@ -397,6 +397,14 @@ engineTest(
         await replica.catchUp();
         assert.equal(replica.daysThrough, midnight(now));
         assert.ok(replica.daysThrough > before);
+        // Compacted with the advance: one row per key (late rows had added more).
+        const [extra] = await replica.read([{
+          sql: "SELECT (SELECT count(*) FROM activity_days) - (SELECT count(*) FROM " +
+            "(SELECT DISTINCT org_id, day, session_id, actor_id, agent_system FROM activity_days)) " +
+            "AS extra",
+          params: {},
+        }], Date.now() + 60_000);
+        assert.equal(Number(extra?.[0]?.extra), 0);
         await check("after midnight");
       });
     } finally {

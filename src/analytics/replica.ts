@@ -600,7 +600,7 @@ export class Replica {
       await this.#source.catchUp(this.#progress, run);
       if (this.#bulk && empty) await this.#sortTables();
       // Within a build (still answering 503): its first rollup of every day is part of it.
-      await this.#advanceDays(dayOf(this.#options.now?.() ?? startedAt));
+      await this.#advanceDays(dayOf(this.#options.now?.() ?? startedAt), this.#bulk);
     } finally {
       this.#bulk = false;
     }
@@ -611,30 +611,36 @@ export class Replica {
 
   /**
    * Rolls up the days from `days_through` to `today` (exclusive) for every
-   * organization and moves the mark there, in one transaction: once a day
-   * (the first build: every day at once). Later catch-ups keep those days
-   * exact as rows arrive (replica_days.sql).
+   * organization and moves the mark there, and compacts the rollups, in one
+   * transaction: once a day (the first build: every day at once), and the
+   * compaction alone after a build or backlog (`compact`), whose late rows
+   * added many rows per key. Later catch-ups keep the days exact as rows
+   * arrive (replica_days.sql).
    */
-  async #advanceDays(today: number): Promise<void> {
+  async #advanceDays(today: number, compact: boolean): Promise<void> {
     const from = this.#daysThrough;
-    if (today <= from || this.#closed || this.#draining) return;
+    const advance = today > from;
+    if ((!advance && !compact) || this.#closed || this.#draining) return;
     const params = { from: BigInt(from), to: BigInt(today) };
     const sync = this.#sync;
     await sync.run("BEGIN TRANSACTION");
     try {
-      for (const name of ["advance_drop_activity", "advance_drop_tools", "advance_drop_models"]) {
-        await sync.run(namedSql(days, name), { from: params.from });
+      if (advance) {
+        for (const name of ["advance_drop_activity", "advance_drop_tools", "advance_drop_models"]) {
+          await sync.run(namedSql(days, name), { from: params.from });
+        }
+        for (const name of ["advance_activity", "advance_tools", "advance_models"]) {
+          await sync.run(namedSql(days, name), params);
+        }
       }
-      for (const name of ["advance_activity", "advance_tools", "advance_models"]) {
-        await sync.run(namedSql(days, name), params);
-      }
-      await sync.run(namedSql(days, "advance_mark"), { to: params.to });
+      await sync.run(namedSql(days, "compact_days"));
+      if (advance) await sync.run(namedSql(days, "advance_mark"), { to: params.to });
       await sync.run("COMMIT");
     } catch (error) {
       await sync.run("ROLLBACK").catch(noop);
       throw error;
     }
-    this.#daysThrough = today;
+    if (advance) this.#daysThrough = today;
   }
 
   /**
