@@ -23,18 +23,19 @@
 --     end of a catch-up, up to the UTC day that holds the catch-up's start);
 --     a day at or after it has no rollup row and is never read from one.
 --
--- Noting too much only costs a recomputation. Distinct counts are never
--- summed across days: activity_days keeps one row per (org, day, session,
+-- Noting too much only costs a recomputation. Added rows are merged back
+-- into one row per key once a day (compact_days). Distinct counts are never
+-- summed across days: activity_days keeps a row per (org, day, session,
 -- actor, agent), so an insight counts DISTINCT session_id over its rows as
--- over raw rows; tool_days keeps one per (org, day, actor, agent, tool name,
+-- over raw rows; tool_days keeps rows per (org, day, actor, agent, tool name,
 -- tool type) and counts DISTINCT tool_name the same way (it has no session:
 -- top-tools narrowed or grouped by a dimension reads raw rows); model_days
 -- likewise per (org, day, actor, agent, provider, model). Counts and tokens
 -- are integer sums; top-tools' average is the sum of durations over their
 -- count, as avg() computes it; costs are sums of doubles, added per day first
 -- (sql/insights/days/cost.sql says what that leaves). tests/insights_days_test.ts
--- compares every answer with the raw rows' byte for byte. A day is midnight UTC: ts minus its floor
--- modulo 86400000 (negative times too).
+-- compares every answer with the raw rows' byte for byte. A day is midnight
+-- UTC: ts minus its floor modulo 86400000 (negative times too).
 
 -- name: create_day_tables
 CREATE TABLE activity_days (
@@ -80,6 +81,9 @@ CREATE TABLE model_days (
   calls                 BIGINT NOT NULL
 );
 
+-- The days late rows added aggregates to since they were last recomputed (add_late_*).
+CREATE TABLE added_days (org_id VARCHAR NOT NULL, day BIGINT NOT NULL);
+
 INSERT INTO meta (key, value) VALUES ('days_through', '-9007199254740991');
 
 -- The (org_id, day) pairs a catch-up transaction touched, and those of them
@@ -100,6 +104,7 @@ CREATE TEMP TABLE late_model_calls AS SELECT * FROM model_calls LIMIT 0;
 DELETE FROM activity_days;
 DELETE FROM tool_days;
 DELETE FROM model_days;
+DELETE FROM added_days;
 
 -- name: read_days_through
 SELECT CAST(value AS BIGINT) AS days_through FROM meta WHERE key = 'days_through';
@@ -147,6 +152,8 @@ SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, actor_id, ag
   coalesce(sum(duration_ms), 0), count(duration_ms)
 FROM temp.late_tool_calls
 GROUP BY org_id, day, actor_id, agent_system, tool_name, tool_type;
+INSERT INTO added_days
+SELECT DISTINCT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 FROM temp.late_tool_calls;
 DELETE FROM temp.late_tool_calls;
 
 -- name: add_late_model_calls
@@ -157,6 +164,8 @@ SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, actor_id, ag
   sum(cache_creation_tokens), sum(cost_usd), count(cost_usd), sum(estimated_cost_usd), count(*)
 FROM temp.late_model_calls
 GROUP BY org_id, day, actor_id, agent_system, provider_name, model;
+INSERT INTO added_days
+SELECT DISTINCT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 FROM temp.late_model_calls;
 DELETE FROM temp.late_model_calls;
 
 -- After the merge: every noted day before days_through, recomputed from its
@@ -193,6 +202,8 @@ SELECT m.org_id, r.day, m.actor_id, m.agent_system, m.provider_name, m.model,
 FROM model_calls AS m JOIN temp.stage_day_refresh AS r
   ON m.org_id = r.org_id AND m.ts >= r.day AND m.ts < r.day + 86400000
 GROUP BY m.org_id, r.day, m.actor_id, m.agent_system, m.provider_name, m.model;
+DELETE FROM added_days AS a USING temp.stage_day_refresh AS r
+WHERE a.org_id = r.org_id AND a.day = r.day;
 DELETE FROM temp.stage_day_refresh;
 DELETE FROM temp.stage_days;
 
@@ -233,40 +244,13 @@ SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, actor_id, ag
 FROM model_calls WHERE ts >= $from AND ts < $to
 GROUP BY org_id, day, actor_id, agent_system, provider_name, model;
 
--- Once a day with the advance, and after a build or a backlog: each key's
--- rows (a recomputation's and the aggregates late rows added) merged into
--- one, in (org_id, day) order, so that DuckDB's zone maps skip other days.
--- Sums of sums: the counts are the same; costs as sql/insights/days/cost.sql says.
+-- Once a day with the advance, and after a build or a backlog: the days
+-- late rows added aggregates to are noted for refresh_days, which recomputes
+-- them into one row per key (and forgets them in added_days): the work is
+-- the rows of those days (yesterday's, most days), not the whole rollups.
 
 -- name: compact_days
-CREATE OR REPLACE TEMP TABLE compact_activity_days AS
-SELECT org_id, day, session_id, actor_id, agent_system, sum(calls) AS calls,
-  sum(errors) AS errors
-FROM activity_days
-GROUP BY org_id, day, session_id, actor_id, agent_system;
-DELETE FROM activity_days;
-INSERT INTO activity_days SELECT * FROM temp.compact_activity_days ORDER BY org_id, day;
-DROP TABLE temp.compact_activity_days;
-CREATE OR REPLACE TEMP TABLE compact_tool_days AS
-SELECT org_id, day, actor_id, agent_system, tool_name, tool_type, sum(calls) AS calls,
-  sum(errors) AS errors, sum(duration_sum) AS duration_sum, sum(duration_count) AS duration_count
-FROM tool_days
-GROUP BY org_id, day, actor_id, agent_system, tool_name, tool_type;
-DELETE FROM tool_days;
-INSERT INTO tool_days SELECT * FROM temp.compact_tool_days ORDER BY org_id, day;
-DROP TABLE temp.compact_tool_days;
-CREATE OR REPLACE TEMP TABLE compact_model_days AS
-SELECT org_id, day, actor_id, agent_system, provider_name, model,
-  sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-  sum(cache_read_tokens) AS cache_read_tokens,
-  sum(cache_creation_tokens) AS cache_creation_tokens, sum(cost_usd) AS cost_usd,
-  sum(cost_count) AS cost_count, sum(estimated_cost_usd) AS estimated_cost_usd,
-  sum(calls) AS calls
-FROM model_days
-GROUP BY org_id, day, actor_id, agent_system, provider_name, model;
-DELETE FROM model_days;
-INSERT INTO model_days SELECT * FROM temp.compact_model_days ORDER BY org_id, day;
-DROP TABLE temp.compact_model_days;
+INSERT INTO temp.stage_days SELECT DISTINCT org_id, day FROM added_days;
 
 -- name: advance_mark
 UPDATE meta SET value = CAST($to AS VARCHAR) WHERE key = 'days_through';

@@ -611,11 +611,11 @@ export class Replica {
 
   /**
    * Rolls up the days from `days_through` to `today` (exclusive) for every
-   * organization and moves the mark there, and compacts the rollups, in one
-   * transaction: once a day (the first build: every day at once), and the
-   * compaction alone after a build or backlog (`compact`), whose late rows
-   * added many rows per key. Later catch-ups keep the days exact as rows
-   * arrive (replica_days.sql).
+   * organization and moves the mark there, and recomputes the days late rows
+   * added aggregates to (one row per key again), in one transaction: once a
+   * day (the first build: every day at once), and the recomputation alone
+   * after a build or backlog (`compact`), whose late rows may have added many.
+   * Later catch-ups keep the days exact as rows arrive (replica_days.sql).
    */
   async #advanceDays(today: number, compact: boolean): Promise<void> {
     const from = this.#daysThrough;
@@ -634,6 +634,7 @@ export class Replica {
         }
       }
       await sync.run(namedSql(days, "compact_days"));
+      await sync.run(namedSql(days, "refresh_days"));
       if (advance) await sync.run(namedSql(days, "advance_mark"), { to: params.to });
       await sync.run("COMMIT");
     } catch (error) {
