@@ -40,8 +40,10 @@
  * - `--sqlite-cap S`: seconds one baseline may run before it is stopped and
  *   reported as "> S s" (default 180; longer windows of the same insight are
  *   then skipped).
- * - `--mixed`, `--metrics`, `--export`, `--retention`: run only these phases (after ingest, or over a
- *   `--reuse DIR`); the report goes to `bench-<calls>-<engine>-<phases>.md`.
+ * - `--mixed`, `--metrics`, `--export`, `--retention`, `--insights`: run only these phases (after
+ *   ingest, or over a `--reuse DIR`); the report goes to `bench-<calls>-<engine>-<phases>.md`.
+ *   `--insights` is the insights over HTTP (after new data, then repeated), without the in-process
+ *   rebuild and baselines.
  *   Without either, every phase runs, these two last.
  * - `--mixed-seconds S`: length of the mixed load (default 60, 10 with
  *   `--quick`); `--connections N`: its connections (default 200).
@@ -115,7 +117,7 @@ import {
 const USAGE = `deno task bench [--calls N] [--quick] [--keep DIR | --reuse DIR]
                 [--database postgres://USER@HOST:PORT/DB] [--concurrency N] [--order time|actor]
                 [--sqlite-runs N] [--sqlite-cap S] [--mixed] [--metrics] [--export] [--retention]
-                [--mixed-seconds S] [--connections N]
+                [--insights] [--mixed-seconds S] [--connections N]
 Measures ingest, lists, details, insights, export, footprint and a mixed load of a real server
 (1,000,000 tool calls by default; --quick: 100,000). scripts/bench.ts says what each flag does.`;
 handleHelp(USAGE);
@@ -136,6 +138,7 @@ const args = parseOrExit(USAGE, () =>
       metrics: { type: "boolean", default: false },
       export: { type: "boolean", default: false },
       retention: { type: "boolean", default: false },
+      insights: { type: "boolean", default: false },
       "mixed-seconds": { type: "string" },
       connections: { type: "string", default: "200" },
     },
@@ -164,8 +167,9 @@ const onlyPhases = [
   ...(args.values.mixed ? ["mixed"] : []),
   ...(args.values.export ? ["export"] : []),
   ...(args.values.retention ? ["retention"] : []),
+  ...(args.values.insights ? ["insights"] : []),
 ];
-const runs = (phase: "metrics" | "mixed" | "export" | "retention") =>
+const runs = (phase: "metrics" | "mixed" | "export" | "retention" | "insights") =>
   onlyPhases.length === 0 || onlyPhases.includes(phase);
 const mixedConnections = Number(args.values.connections);
 if (!Number.isSafeInteger(mixedConnections) || mixedConnections < 1) {
@@ -1601,7 +1605,7 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
     return await startServer();
   }
   // Their actors exist before the server that serves them starts.
-  const phaseKeys = runs("metrics") || runs("mixed") || runs("retention")
+  const phaseKeys = runs("metrics") || runs("mixed") || runs("retention") || runs("insights")
     ? await createPhaseActors(dir, store.databaseUrl, meta.orgId, 20)
     : [];
   let server = await startServer();
@@ -1646,10 +1650,16 @@ async function run(): Promise<{ text: string; calls: number; engine: string }> {
       await exportPhase(server, apiKey, await store.toolCalls());
       await rssPhase(server, null);
       server.assertAlive();
-    } else if (runs("export")) {
-      await rssPhase(server, "export of every tool call over HTTP");
-      await exportPhase(server, apiKey, await store.toolCalls());
-      await rssPhase(server, null);
+    } else {
+      if (runs("insights")) {
+        await insightHttpPhase(server, apiKey, ingestKeys.length > 0 ? ingestKeys : phaseKeys);
+        reportInsights(store);
+      }
+      if (runs("export")) {
+        await rssPhase(server, "export of every tool call over HTTP");
+        await exportPhase(server, apiKey, await store.toolCalls());
+        await rssPhase(server, null);
+      }
     }
   } finally {
     await store.cpuMs().catch(() => null);

@@ -15,6 +15,10 @@
  * entered or left the window since, as long as the answer's own window ended
  * no earlier than the floor (it is then returned with that window).
  *
+ * An answer read over the per-day rollups (issue #31) is the raw rows' answer
+ * byte for byte, whatever the rollups' mark: the key, the replica position and
+ * the edges of the raw table it summarizes hold for it unchanged.
+ *
  * @module
  */
 import edgesSql from "../../sql/duckdb/insight_edges.sql" with { type: "text" };

@@ -19,9 +19,9 @@ import {
   type InsightBody,
   type InsightGrouping,
   type InsightName,
-  insightQuery,
   type InsightRequest,
   type InsightStatement,
+  replicaInsightQuery,
 } from "./insights.ts";
 import type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
 import { REPLICA_TABLES } from "./replica_source.ts";
@@ -49,6 +49,11 @@ export interface InsightReader {
   read(statements: readonly ReplicaStatement[], deadline: number): Promise<ReplicaRow[][]>;
   /** The replica's position: changes whenever its rows change. */
   readonly version: number;
+  /**
+   * How far the replica's per-day rollups reach (`Replica.daysThrough`),
+   * read before a read starts: its snapshot's rollups reach at least as far.
+   */
+  readonly daysThrough: number;
   /**
    * When the catch-up the replica's rows are complete up to started (epoch
    * ms); null before the first one ended.
@@ -330,9 +335,10 @@ async function readInsight(
   deadline: number,
   edges: EdgeReads | null,
 ): Promise<{ body: InsightBody; edges: WindowEdges | null }> {
-  const { name, orgId, window } = request;
+  const { orgId, window } = request;
   const edgeTables = edges?.tables ?? [];
-  const query = insightQuery(request, DUCKDB_INSIGHT_SQL[name]);
+  // Over the per-day rollups where they serve the request (the answer is the raw rows').
+  const query = replicaInsightQuery(request, reader.daysThrough);
   const statements = query.statements;
   const edgeParams = {
     org: orgId,

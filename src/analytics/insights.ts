@@ -13,7 +13,10 @@ import { roundStat, roundUsd } from "../round.ts";
 import { parseNamedSql } from "../store/named_sql.ts";
 import { formatTimestamp } from "../time.ts";
 import activitySql from "../../sql/insights/activity.sql" with { type: "text" };
+import activityDaysSql from "../../sql/insights/days/activity.sql" with { type: "text" };
+import topToolsDaysSql from "../../sql/insights/days/top_tools.sql" with { type: "text" };
 import costSql from "../../sql/insights/cost.sql" with { type: "text" };
+import costDaysSql from "../../sql/insights/days/cost.sql" with { type: "text" };
 import domainsSql from "../../sql/insights/domains.sql" with { type: "text" };
 import outliersSql from "../../sql/insights/outliers.sql" with { type: "text" };
 import sqliteOutliersSql from "../../sql/insights/sqlite/outliers.sql" with { type: "text" };
@@ -21,7 +24,13 @@ import productivitySql from "../../sql/insights/productivity.sql" with { type: "
 import riskSql from "../../sql/insights/risk.sql" with { type: "text" };
 import topToolsSql from "../../sql/insights/top_tools.sql" with { type: "text" };
 import type { ReplicaRow } from "./read_pool.ts";
-import { bucketParams, type InsightWindow, type WindowName, windowObject } from "./window.ts";
+import {
+  bucketParams,
+  type InsightWindow,
+  wholeDays,
+  type WindowName,
+  windowObject,
+} from "./window.ts";
 
 /** The spec's six insights, by their path segment. */
 export type InsightName = "activity" | "top-tools" | "outliers" | "cost" | "risk" | "domains";
@@ -84,6 +93,23 @@ export interface InsightDefinition {
    * columns, or `"call"`: the tool call its `call_id` names.
    */
   groupColumns: { actor: string; agent: string } | "call";
+  /**
+   * On the replica, its statements over the per-day rollups (issue #31,
+   * `sql/insights/days/`), which answer byte for byte what the raw-row
+   * statements `sql` answer; without, it always reads raw rows.
+   */
+  days?: DayRollups;
+}
+
+/** An insight's statements over the replica's per-day rollups (`sql/duckdb/replica_days.sql`). */
+export interface DayRollups {
+  /** Section by section, as `sql`; each opened by the `rows` statement (the CTE they read). */
+  sql: Readonly<Record<string, string>>;
+  /**
+   * Whether the rollups keep each row's session: without it, a request
+   * narrowed by `dim.` filters or grouped by `dim.<key>` reads raw rows.
+   */
+  sessions: boolean;
 }
 
 /** A statement whose rows become a field of the breakdown row with the same key. */
@@ -283,24 +309,35 @@ function namedByKey(
   return named;
 }
 
+/** Statements over the per-day rollups, each opened by the CTE of `rows`. */
+function dayRollups(sql: string, sessions: boolean): DayRollups {
+  return { sql: withPrelude(parseNamedSql(sql), "rows"), sessions };
+}
+
 /** The registry: every insight served, the spec's six in the spec's order, then the extensions. */
 export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = namedByKey({
-  "activity": specInsight(activitySql, {
-    summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
-    series: { "bucket": "time", "calls": "int", "errors": "int" },
-    breakdown: null,
-  }),
-  "top-tools": specInsight(topToolsSql, {
-    summary: { "total_calls": "int", "unique_tools": "int" },
-    series: null,
-    breakdown: {
-      "tool_name": "string",
-      "tool_type": "string",
-      "calls": "int",
-      "errors": "int",
-      "avg_duration_ms": "number?",
-    },
-  }),
+  "activity": {
+    ...specInsight(activitySql, {
+      summary: { "total_calls": "int", "error_count": "int", "session_count": "int" },
+      series: { "bucket": "time", "calls": "int", "errors": "int" },
+      breakdown: null,
+    }),
+    days: dayRollups(activityDaysSql, true),
+  },
+  "top-tools": {
+    ...specInsight(topToolsSql, {
+      summary: { "total_calls": "int", "unique_tools": "int" },
+      series: null,
+      breakdown: {
+        "tool_name": "string",
+        "tool_type": "string",
+        "calls": "int",
+        "errors": "int",
+        "avg_duration_ms": "number?",
+      },
+    }),
+    days: dayRollups(topToolsDaysSql, false),
+  },
   "outliers": specInsight(outliersSql, {
     summary: { "p95_call_count": "number", "outlier_count": "int", "session_count": "int" },
     series: null,
@@ -314,26 +351,29 @@ export const INSIGHTS: Readonly<Record<AnyInsightName, InsightDefinition>> = nam
       "error_count": "int",
     },
   }, { sql: parseNamedSql(sqliteOutliersSql), windows: [] }),
-  "cost": specInsight(costSql, {
-    summary: {
-      ...TOKENS,
-      "cache_read_tokens": "int",
-      "cache_creation_tokens": "int",
-      "cost_usd": "usd",
-      "cost_available": "bool",
-      "estimated_cost_usd": "usd",
-      "call_count": "int",
-    },
-    series: { "bucket": "time", ...TOKENS, "cost_usd": "usd", "estimated_cost_usd": "usd" },
-    breakdown: {
-      "provider_name": "string",
-      "model": "string",
-      ...TOKENS,
-      "cost_usd": "usd",
-      "estimated_cost_usd": "usd",
-      "call_count": "int",
-    },
-  }),
+  "cost": {
+    ...specInsight(costSql, {
+      summary: {
+        ...TOKENS,
+        "cache_read_tokens": "int",
+        "cache_creation_tokens": "int",
+        "cost_usd": "usd",
+        "cost_available": "bool",
+        "estimated_cost_usd": "usd",
+        "call_count": "int",
+      },
+      series: { "bucket": "time", ...TOKENS, "cost_usd": "usd", "estimated_cost_usd": "usd" },
+      breakdown: {
+        "provider_name": "string",
+        "model": "string",
+        ...TOKENS,
+        "cost_usd": "usd",
+        "estimated_cost_usd": "usd",
+        "call_count": "int",
+      },
+    }),
+    days: dayRollups(costDaysSql, false),
+  },
   "risk": specInsight(
     riskSql,
     {
@@ -406,12 +446,17 @@ function insightStatements(
   sql: Readonly<Record<string, string>>,
   engine: InsightEngine,
   { orgId, window, filters = {}, grouping }: InsightRequest,
+  daysThrough: number | null,
 ): InsightStatement[] {
   const { width, offset } = bucketParams(window.granularity);
+  // Raw-row statements name neither; no day rolled up: every row is raw.
+  const { dayLo, dayHi } = wholeDays(window, daysThrough ?? -Infinity);
   const values: Record<string, string | number | readonly string[]> = {
     org: orgId,
     start: window.start,
     end: window.end,
+    "day_lo": dayLo,
+    "day_hi": dayHi,
     width,
     offset,
     // Team ids never hold a comma (the parameter is split on commas).
@@ -481,9 +526,10 @@ export function insightQuery(
   request: InsightRequest,
   sql: Readonly<Record<string, string>>,
   engine: InsightEngine = "duckdb",
+  daysThrough: number | null = null,
 ): InsightQuery {
   const definition = INSIGHTS[request.name];
-  const statements = insightStatements(definition, sql, engine, request);
+  const statements = insightStatements(definition, sql, engine, request, daysThrough);
   return {
     statements,
     body(results) {
@@ -505,6 +551,35 @@ export function insightQuery(
       };
     },
   };
+}
+
+/**
+ * The insight a request asks for on the replica: over the per-day rollups
+ * reaching up to `daysThrough` (`Replica.daysThrough`) when the insight has
+ * them and they serve the request exactly, else over raw rows (the
+ * reference). `daysThrough` null: raw rows.
+ */
+export function replicaInsightQuery(
+  request: InsightRequest,
+  daysThrough: number | null,
+): InsightQuery {
+  const definition = INSIGHTS[request.name];
+  return daysServe(definition, request) && daysThrough !== null
+    ? insightQuery(request, definition.days!.sql, "duckdb", daysThrough)
+    : insightQuery(request, definition.sql, "duckdb");
+}
+
+/**
+ * Whether an insight's per-day rollups answer `request` exactly: they keep
+ * no actor or team filter, and sessions only where `sessions` says.
+ */
+function daysServe(definition: InsightDefinition, request: InsightRequest): boolean {
+  const { days } = definition;
+  if (days === undefined) return false;
+  const { filters = {}, grouping } = request;
+  if (filters.actor !== undefined || filters.team !== undefined) return false;
+  const bySession = filters.sessions !== undefined || grouping?.by.startsWith("dim.") === true;
+  return days.sessions || !bySession;
 }
 
 /** Builds the envelope from the rows of each section (as {@link insightStatements} lists them). */

@@ -219,6 +219,9 @@ export async function openAnalytics(options: AnalyticsOptions): Promise<Analytic
     get version() {
       return replica.version;
     },
+    get daysThrough() {
+      return replica.daysThrough;
+    },
     get takenAt() {
       return replica.takenAt;
     },

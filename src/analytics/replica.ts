@@ -20,6 +20,7 @@ import {
   DuckDBInstance,
   VARCHAR,
 } from "@duckdb/node-api";
+import daysSql from "../../sql/duckdb/replica_days.sql" with { type: "text" };
 import schemaSql from "../../sql/duckdb/replica_schema.sql" with { type: "text" };
 import sortSql from "../../sql/duckdb/replica_sort.sql" with { type: "text" };
 import { log } from "../log.ts";
@@ -72,7 +73,7 @@ export const DUCKDB_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 /** Raised whenever the replica's tables or meta rows change shape. */
-export const REPLICA_SCHEMA_VERSION = 5;
+export const REPLICA_SCHEMA_VERSION = 6;
 
 /** Catch-ups spanning more seqs than this (and every initial build) log their progress. */
 const LOUD_CATCH_UP_SEQS = 500_000;
@@ -81,6 +82,18 @@ const LOUD_CATCH_UP_SEQS = 500_000;
 export const BUILD_WAIT_MS = 250;
 
 const schema = parseNamedSql(schemaSql);
+const days = parseNamedSql(daysSql);
+
+/** One UTC day in ms: the rollups' unit (replica_days.sql). */
+const DAY_MS = 86_400_000;
+
+/** `days_through` of a replica with no day rolled up yet (replica_days.sql). */
+const NO_DAYS = -Number.MAX_SAFE_INTEGER;
+
+/** The UTC midnight that starts the day holding `ts` (epoch ms). */
+function dayOf(ts: number): number {
+  return ts - (((ts % DAY_MS) + DAY_MS) % DAY_MS);
+}
 const SORT_TABLE = namedSql(parseNamedSql(sortSql), "sort_table");
 
 /**
@@ -200,6 +213,16 @@ const COLUMNS = Object.fromEntries(
 ) as unknown as Record<ReplicaTable, readonly ColumnKind[]>;
 /** seq, tbl, row_key */
 const TOMBSTONE_COLUMNS: readonly ColumnKind[] = ["int", "text", "text"];
+/** org_id, day: the (organization, UTC day) pairs a catch-up touched (replica_days.sql). */
+const DAY_COLUMNS: readonly ColumnKind[] = ["text", "int"];
+
+/** The tables the per-day rollups count, and where a row, as appended, holds its organization and time. */
+const ROLLED_UP: Partial<Record<ReplicaTable, { org: number; ts: number }>> = Object.fromEntries(
+  (["tool_calls", "model_calls"] as const).map((table) => {
+    const names = Object.keys(REPLICA_COLUMNS[table]);
+    return [table, { org: names.indexOf("org_id"), ts: names.indexOf("ts") }];
+  }),
+);
 
 /** Options of {@link Replica.open}. */
 export interface ReplicaOptions {
@@ -209,6 +232,11 @@ export interface ReplicaOptions {
   source: ReplicaSourceSpec;
   /** Log nothing (tests). */
   quiet?: boolean;
+  /**
+   * The clock that says which UTC day is today: the per-day rollups reach up
+   * to the day holding a catch-up's start (tests move it past midnight).
+   */
+  now?: () => number;
 }
 
 /** Progress figures of one catch-up. */
@@ -251,6 +279,8 @@ export class Replica {
   #version = 0;
   /** When the last catch-up that ended started (epoch ms), or null. */
   #takenAt: number | null = null;
+  /** The committed `days_through` (replica_days.sql); only ever grows within one file. */
+  #daysThrough: number;
 
   private constructor(
     options: ReplicaOptions,
@@ -259,8 +289,10 @@ export class Replica {
     sync: DuckDBConnection,
     progress: ReplicaProgress,
     rebuildReason: string | null,
+    daysThrough: number,
   ) {
     this.#options = options;
+    this.#daysThrough = daysThrough;
     this.#source = source;
     this.#instance = instance;
     this.#sync = sync;
@@ -287,6 +319,7 @@ export class Replica {
           existing.connection,
           existing.progress,
           null,
+          existing.daysThrough,
         );
       }
       // A replica that was never there (a new data directory) is built, not rebuilt: not news.
@@ -298,7 +331,15 @@ export class Replica {
       }
       await removeReplicaFiles(options.path);
       const { instance, connection } = await createReplicaFile(options.path, source);
-      return new Replica(options, source, instance, connection, NO_PROGRESS, existing.reason);
+      return new Replica(
+        options,
+        source,
+        instance,
+        connection,
+        NO_PROGRESS,
+        existing.reason,
+        NO_DAYS,
+      );
     } catch (error) {
       await source.close();
       throw error;
@@ -330,6 +371,16 @@ export class Replica {
    */
   get takenAt(): number | null {
     return this.#takenAt;
+  }
+
+  /**
+   * How far the per-day rollups reach (a UTC midnight, epoch ms): every whole
+   * day before it may be read from them (replica_days.sql says why that is
+   * exact). A read that starts after this was read sees a snapshot whose mark
+   * is at least this one: it only grows, with the commit that moves it.
+   */
+  get daysThrough(): number {
+    return this.#daysThrough;
   }
 
   /**
@@ -505,6 +556,7 @@ export class Replica {
     this.#pool = new ReadPool(fresh.instance);
     this.#progress = NO_PROGRESS;
     this.#takenAt = null;
+    this.#daysThrough = NO_DAYS;
     this.#version++;
     await this.#runCatchUp();
     this.#damage = null;
@@ -533,6 +585,7 @@ export class Replica {
       this.#progress.mark === NO_PROGRESS.mark;
     const run = new CatchUpRun(this.#sync, this.#source, this.#progress, {
       quiet: this.#options.quiet ?? false,
+      daysThrough: this.#daysThrough,
       isClosed: () => this.#closed || this.#draining,
       started: (bulk) => {
         this.#bulkFromSeq = this.#progress.seq;
@@ -546,12 +599,49 @@ export class Replica {
     try {
       await this.#source.catchUp(this.#progress, run);
       if (this.#bulk && empty) await this.#sortTables();
+      // Within a build (still answering 503): its first rollup of every day is part of it.
+      await this.#advanceDays(dayOf(this.#options.now?.() ?? startedAt), this.#bulk);
     } finally {
       this.#bulk = false;
     }
     this.#takenAt = startedAt;
     const stats = run.finish();
     if (stats) this.lastCatchUp = stats;
+  }
+
+  /**
+   * Rolls up the days from `days_through` to `today` (exclusive) for every
+   * organization and moves the mark there, and recomputes the days late rows
+   * added aggregates to (one row per key again), in one transaction: once a
+   * day (the first build: every day at once), and the recomputation alone
+   * after a build or backlog (`compact`), whose late rows may have added many.
+   * Later catch-ups keep the days exact as rows arrive (replica_days.sql).
+   */
+  async #advanceDays(today: number, compact: boolean): Promise<void> {
+    const from = this.#daysThrough;
+    const advance = today > from;
+    if ((!advance && !compact) || this.#closed || this.#draining) return;
+    const params = { from: BigInt(from), to: BigInt(today) };
+    const sync = this.#sync;
+    await sync.run("BEGIN TRANSACTION");
+    try {
+      if (advance) {
+        for (const name of ["advance_drop_activity", "advance_drop_tools", "advance_drop_models"]) {
+          await sync.run(namedSql(days, name), { from: params.from });
+        }
+        for (const name of ["advance_activity", "advance_tools", "advance_models"]) {
+          await sync.run(namedSql(days, name), params);
+        }
+      }
+      await sync.run(namedSql(days, "compact_days"));
+      await sync.run(namedSql(days, "refresh_days"));
+      if (advance) await sync.run(namedSql(days, "advance_mark"), { to: params.to });
+      await sync.run("COMMIT");
+    } catch (error) {
+      await sync.run("ROLLBACK").catch(noop);
+      throw error;
+    }
+    if (advance) this.#daysThrough = today;
   }
 
   /**
@@ -600,6 +690,8 @@ export class Replica {
 /** What {@link CatchUpRun} needs from its replica. */
 interface RunHooks {
   quiet: boolean;
+  /** `days_through` for the whole run (it moves only after the run's copies, in {@link Replica}). */
+  daysThrough: number;
   isClosed(): boolean;
   /** Called when the catch-up starts copying; `bulk`: it counts as a build. */
   started(bulk: boolean): void;
@@ -662,10 +754,18 @@ class CatchUpRun implements ReplicaTarget {
   async write(fill: (batch: ReplicaBatch) => Promise<ReplicaProgress | null>): Promise<void> {
     this.#checkOpen();
     const connection = this.#connection;
-    const batch = new Batch(connection, this.#fresh, () => this.#checkOpen());
+    const batch = new Batch(
+      connection,
+      this.#fresh,
+      this.#hooks.daysThrough,
+      () => this.#checkOpen(),
+    );
     await connection.run("BEGIN TRANSACTION");
     try {
-      if (this.#clear) await connection.run(namedSql(schema, "clear_tables"));
+      if (this.#clear) {
+        await connection.run(namedSql(schema, "clear_tables"));
+        await connection.run(namedSql(days, "clear_day_tables"));
+      }
       const progress = await fill(batch);
       await batch.merge(this.#merge);
       // Progress that copied nothing and left the seq where it was moves on in
@@ -733,11 +833,30 @@ class Batch implements ReplicaBatch {
   readonly #checkOpen: () => void;
   readonly #appenders = new Map<string, DuckDBAppender>();
   readonly #staged = new Set<string>();
+  /**
+   * The (organization, UTC day) pairs of the tool and model calls appended
+   * that may replace an old copy, as `org\u0000day`; only days the rollups
+   * hold (before `days_through`): they are recomputed.
+   */
+  readonly #touchedDays = new Set<string>();
+  readonly #daysThrough: number;
   #rows = 0;
   #tombstones = 0;
+  /** Tombstones of tool calls (retention, a reject replaced): their rows' days are touched. */
+  #callTombstones = 0;
+  /** Tombstones of model calls (retention). */
+  #modelTombstones = 0;
+  /** The tables that got fresh rows of days the rollups hold (`late_<table>`). */
+  readonly #late = new Set<ReplicaTable>();
 
-  constructor(connection: DuckDBConnection, direct: boolean, checkOpen: () => void) {
+  constructor(
+    connection: DuckDBConnection,
+    direct: boolean,
+    daysThrough: number,
+    checkOpen: () => void,
+  ) {
     this.#connection = connection;
+    this.#daysThrough = daysThrough;
     this.#direct = direct;
     this.#checkOpen = checkOpen;
   }
@@ -757,6 +876,10 @@ class Batch implements ReplicaBatch {
     this.#rows += rows.length;
     if (table === "tombstones") {
       this.#tombstones += rows.length;
+      for (const row of rows) {
+        if (row[1] === "tool_calls") this.#callTombstones++;
+        if (row[1] === "model_calls") this.#modelTombstones++;
+      }
       append(await this.#appender(table, true), TOMBSTONE_COLUMNS, rows);
       return;
     }
@@ -764,15 +887,48 @@ class Batch implements ReplicaBatch {
     // (one catch-up copies each key once), so the merge's delete cannot meet them.
     const staged = !this.#direct && !fresh;
     if (staged) this.#staged.add(table);
-    append(await this.#appender(table, staged), COLUMNS[table], rows);
+    const at = ROLLED_UP[table];
+    let copied = rows;
+    if (at !== undefined) {
+      // A day at or after the mark has no rollup yet: nothing to add or recompute.
+      const isLate = (row: SourceRow) => dayOf(Number(row[at.ts])) < this.#daysThrough;
+      if (staged) {
+        for (const row of rows) {
+          if (isLate(row)) {
+            this.#touchedDays.add(`${row[at.org]}\u0000${dayOf(Number(row[at.ts]))}`);
+          }
+        }
+      } else if (rows.some(isLate)) {
+        const late = rows.filter(isLate);
+        copied = rows.filter((row) => !isLate(row));
+        this.#late.add(table);
+        append(await this.#appender(`late_${table}`, true, ""), COLUMNS[table], late);
+      }
+    }
+    append(await this.#appender(table, staged), COLUMNS[table], copied);
   }
 
   /** Flushes the appenders and merges the staged rows and tombstones into the tables. */
   async merge({ tombstones, oldCopiesKeepTs }: MergeRules): Promise<void> {
+    if (this.#touchedDays.size > 0) {
+      const rows = [...this.#touchedDays].map((key) => key.split("\u0000"));
+      append(await this.#appender("days", true), DAY_COLUMNS, rows);
+    }
     this.#closeAppenders();
     // One script, one round trip: each statement is a trip through the event
     // loop, which under load costs more than the statement.
     const script: string[] = [];
+    // The days of the rows about to be replaced or dropped, noted before they go.
+    if (this.#callTombstones > 0) script.push(namedSql(days, "mark_tombstoned_days"));
+    if (this.#modelTombstones > 0) script.push(namedSql(days, "mark_tombstoned_model_days"));
+    if (!oldCopiesKeepTs) {
+      if (this.#staged.has("tool_calls")) script.push(namedSql(days, "mark_replaced_days"));
+      if (this.#staged.has("model_calls")) {
+        script.push(namedSql(days, "mark_replaced_model_days"));
+      }
+    }
+    const marked = this.#callTombstones + this.#modelTombstones > 0 ||
+      (!oldCopiesKeepTs && (this.#staged.has("tool_calls") || this.#staged.has("model_calls")));
     if (this.#tombstones > 0 && tombstones === "key") {
       script.push(namedSql(schema, "apply_tombstones_by_key"));
     }
@@ -784,6 +940,8 @@ class Batch implements ReplicaBatch {
     if (this.#tombstones > 0 && tombstones === "seq") {
       script.push(namedSql(schema, "apply_tombstones"));
     }
+    for (const table of this.#late) script.push(namedSql(days, `add_late_${table}`));
+    if (this.#touchedDays.size > 0 || marked) script.push(namedSql(days, "refresh_days"));
     if (script.length > 0) script.push(namedSql(schema, "clear_staging"));
     if (script.length > 0) await this.#connection.run(script.join("\n"));
   }
@@ -811,11 +969,12 @@ class Batch implements ReplicaBatch {
     if (failure !== null) throw failure;
   }
 
-  async #appender(table: string, staging: boolean): Promise<DuckDBAppender> {
-    const name = staging ? `stage_${table}` : table;
+  /** The appender of `table`, or when `temp` of its temp copy `<prefix><table>`. */
+  async #appender(table: string, temp: boolean, prefix = "stage_"): Promise<DuckDBAppender> {
+    const name = temp ? `${prefix}${table}` : table;
     let appender = this.#appenders.get(name);
     if (!appender) {
-      appender = await this.#connection.createAppender(name, null, staging ? "temp" : null);
+      appender = await this.#connection.createAppender(name, null, temp ? "temp" : null);
       this.#appenders.set(name, appender);
     }
     return appender;
@@ -838,6 +997,7 @@ type Existing =
     instance: DuckDBInstance;
     connection: DuckDBConnection;
     progress: ReplicaProgress;
+    daysThrough: number;
   }
   | { state: "rebuild"; reason: string };
 
@@ -873,7 +1033,16 @@ async function openExisting(path: string, source: ReplicaSource): Promise<Existi
     const reason = "reason" in recorded ? recorded.reason : await source.aheadReason(recorded);
     if (reason === null && connection !== null) {
       await connection.run(namedSql(schema, "create_staging"));
-      return { state: "ok", instance, connection, progress: recorded as ReplicaProgress };
+      await connection.run(namedSql(days, "create_day_staging"));
+      const marks = await connection.runAndReadAll(namedSql(days, "read_days_through"));
+      const [mark] = marks.getRowObjectsJS();
+      return {
+        state: "ok",
+        instance,
+        connection,
+        progress: recorded as ReplicaProgress,
+        daysThrough: Number(mark?.days_through ?? NO_DAYS),
+      };
     }
     connection?.closeSync();
     instance.closeSync();
@@ -963,7 +1132,9 @@ async function createReplicaFile(
       version: String(REPLICA_SCHEMA_VERSION),
       source: source.identity,
     }, { version: VARCHAR, source: VARCHAR });
+    await connection.run(namedSql(days, "create_day_tables"));
     await connection.run(namedSql(schema, "create_staging"));
+    await connection.run(namedSql(days, "create_day_staging"));
     return { instance, connection };
   } catch (error) {
     connection?.closeSync();

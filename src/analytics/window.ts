@@ -65,6 +65,22 @@ export function bucketStart(ts: number, granularity: Granularity): number {
   return ts - ((((ts + offset) % width) + width) % width);
 }
 
+/**
+ * The whole UTC days of `window` that may be read from per-day rollups
+ * reaching up to `through` (a midnight, epoch ms): `[dayLo, dayHi)`, empty
+ * (`dayLo === dayHi`) when there is none. The rest of the window,
+ * `[start, dayLo)` and `[dayHi, end)`, is read from raw rows.
+ */
+export function wholeDays(
+  window: InsightWindow,
+  through: number,
+): { dayLo: number; dayHi: number } {
+  const first = bucketStart(window.start, "daily");
+  const dayLo = Math.min(first === window.start ? first : first + DAY_MS, window.end);
+  const dayHi = Math.max(dayLo, Math.min(bucketStart(window.end, "daily"), through));
+  return { dayLo, dayHi };
+}
+
 /** The envelope's `window` object. */
 export function windowObject(window: InsightWindow) {
   return {
