@@ -23,7 +23,7 @@ import {
 import type { Granularity, InsightWindow } from "../src/analytics/window.ts";
 import type { ReplicaStatement } from "../src/analytics/read_pool.ts";
 import type { ModelCallEvent, TelemetryEvent, ToolCallEvent } from "../src/model/telemetry.ts";
-import { engineTest } from "./_harness.ts";
+import { engineTest, testEngine } from "./_harness.ts";
 import {
   assertInsightEqual,
   generateTelemetry,
@@ -399,8 +399,9 @@ engineTest(
           );
           return Number(rows?.[0]?.n);
         };
-        // Late rows (calls of days already rolled up) added their aggregates.
-        assert.ok(await added() > 0, "days with added rows");
+        // Late rows (calls of days already rolled up) added their aggregates. PostgreSQL's
+        // source tells no copied row as new: there a late row's day is recomputed instead.
+        if (testEngine() === "sqlite") assert.ok(await added() > 0, "days with added rows");
         const before = replica.daysThrough;
         clock = now;
         await replica.catchUp();
