@@ -9,7 +9,7 @@ import { type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
-import { readDimensions } from "./dimensions.ts";
+import { readDimensions, rowDimensions } from "./dimensions.ts";
 import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
@@ -92,12 +92,12 @@ const listToolCalls: ApiHandler = async (context) => {
   return await listPage(context, TOOL_CALL_LIST, query, filters);
 };
 
-/** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
+/** `/v1/tool-calls`' pages: by `(ts, id)`, newest first, each call with its session's dimensions. */
 export const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
   endpoint: "tool-calls",
   page: (queries) => queries.toolCallsPage,
   keyOf: (row) => [Number(row.ts), String(row.id)],
-  extra: ({ orgId, services }, rows) => readDimensions(services.reader, orgId, rows),
+  extra: rowDimensions,
   toObject: toolCallObject,
 };
 
