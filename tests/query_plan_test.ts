@@ -165,7 +165,7 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         }
       },
     );
-    await t.step("a page's dimensions come along session_dimensions' primary key, per row", () => {
+    await t.step("dimensions come along session_dimensions' primary key, per row", () => {
       const sessionFilters: SessionFilters[] = [
         {}, // sessions_page
         { after: 1 }, // recent_sessions_page (two branches)
@@ -182,6 +182,11 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         ...[...filters.map(([, filter]) => filter), { dims: [["team.id", "web"]] }].map((
           filter,
         ) => sqliteQueries.toolCallsPage("org", filter as CallFilters, cursor, 50)),
+        // The details: the session and its children, the tool call.
+        ...sqliteQueries.sessionDetail("org", "s").filter(({ sql }) =>
+          sql.includes("AS dimensions")
+        ),
+        sqliteQueries.toolCallDetail("org", "tc_x"),
       ];
       for (const statement of statements) {
         const detail = plan(db, statement);

@@ -1,8 +1,8 @@
 -- Read statements of the query API. `/*filters*/` is replaced by zero or more
 -- parameterized `AND …` predicates built in src/store/telemetry_queries.ts.
--- A page of sessions or tool calls carries each row's session dimensions as a
--- JSON object (`dimensions`, text), read along session_dimensions' primary
--- key, so that a list page is one read (issue #31).
+-- A page, or a detail, of sessions or tool calls carries each row's session
+-- dimensions as a JSON object (`dimensions`, text), read along
+-- session_dimensions' primary key, so that it is one read (issue #31).
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
@@ -197,7 +197,9 @@ SELECT * FROM (
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
@@ -205,7 +207,9 @@ WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 -- name: child_sessions
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions INDEXED BY sessions_by_parent
 WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
 ORDER BY first_seen, session_id
@@ -289,9 +293,13 @@ WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen, session_id
 LIMIT ?;
 
--- The columns of the write path's list (src/store/table_columns.ts).
+-- The columns of the write path's list (src/store/table_columns.ts) and the
+-- call's session dimensions.
 -- name: tool_call
-SELECT {{tool_calls.columns}} FROM tool_calls WHERE org_id = ? AND id = ?;
+SELECT {{tool_calls.columns}},
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
+FROM tool_calls WHERE org_id = ? AND id = ?;
 
 -- Facets walk an index one distinct value at a time (a skip scan), so they
 -- cost one seek per value, not a scan of every row.
@@ -429,12 +437,6 @@ SELECT 'unmapped', f.actor_id, u.agent, '', u.event_name, u.reason, max(u.last_s
 FROM fleet AS f
 CROSS JOIN unmapped_events AS u ON u.org_id = ?1 AND u.actor_id = f.actor_id
 GROUP BY f.actor_id, u.agent, u.event_name, u.reason;
-
--- The dimensions of the sessions of a page (docs/api.md §4.22), on the
--- primary key; the ids are spliced in as placeholders.
--- name: session_dimensions
-SELECT session_id, key, value FROM session_dimensions
-WHERE org_id = ? AND session_id IN (/*ids*/);
 
 -- Every session of the organization with one dimension key, and its value:
 -- what groups an insight by `dim.<key>` on the replica (docs/api.md §4.23).

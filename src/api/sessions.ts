@@ -11,7 +11,7 @@ import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } fr
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type SessionCostMap, sessionCostsOf } from "./session_costs.ts";
-import { readDimensions, rowDimensions } from "./dimensions.ts";
+import { rowDimensions } from "./dimensions.ts";
 import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
@@ -86,11 +86,9 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
-  const [names, dims] = await Promise.all([
-    services.actorNames.resolve(orgId, actorIdsOf([row, ...children!])),
-    readDimensions(services.reader, orgId, [row, ...children!]),
-  ]);
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
   const costs = sessionCostsOf([row, ...children!]);
+  const dims = rowDimensions([row, ...children!]);
   return jsonResponse({
     session: sessionObject(row, names, costs, dims),
     tool_calls: calls!.map(sessionToolCallObject),

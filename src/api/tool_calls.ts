@@ -9,7 +9,7 @@ import { type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
-import { readDimensions, rowDimensions } from "./dimensions.ts";
+import { rowDimensions } from "./dimensions.ts";
 import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
@@ -107,11 +107,8 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   ]) as Row[][];
   const row = rows?.[0];
   if (!row) throw new ApiError("not_found", "tool call not found");
-  const [names, dims] = await Promise.all([
-    services.actorNames.resolve(orgId, actorIdsOf([row])),
-    readDimensions(services.reader, orgId, [row]),
-  ]);
-  return jsonResponse(toolCallDetailObject(row, names, dims));
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
+  return jsonResponse(toolCallDetailObject(row, names, rowDimensions([row])));
 };
 
 /** Routes of this module. */
