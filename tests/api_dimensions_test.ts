@@ -487,3 +487,34 @@ engineTest(
     }
   },
 );
+
+engineTest(
+  "a session detail's child sessions carry their own organization's dimensions",
+  async () => {
+    await using server = await startTestServer();
+    const orgs = [await server.createOrg("Acme"), await server.createOrg("Globex")];
+    // A recorded Codex session that spawns a subagent: the same session ids in both.
+    for (const [i, org] of orgs.entries()) {
+      await replayRecordedJson(
+        server.ingestUrl,
+        org.ingestKey,
+        "codex-mcp-0.169.0/http-json",
+        T,
+        "",
+        {
+          "team.id": `team-${i}`,
+        },
+      );
+    }
+    for (const [i, org] of orgs.entries()) {
+      const listed = (await server.getJson("/v1/sessions", org.apiKey)).body.data;
+      const parent = listed.find((s: { parent_session_id: string | null }) =>
+        s.parent_session_id === null
+      );
+      const detail = await server.getJson(`/v1/sessions/${parent.session_id}`, org.apiKey);
+      assert.deepEqual(detail.body.child_sessions.length, 1);
+      assert.deepEqual(detail.body.session.dimensions, { "team.id": `team-${i}` });
+      assert.deepEqual(detail.body.child_sessions[0].dimensions, { "team.id": `team-${i}` });
+    }
+  },
+);
