@@ -394,3 +394,127 @@ engineTest(
     assert.deepEqual(theirs.length, 5);
   },
 );
+
+engineTest(
+  "every page of sessions and tool calls serves its own organization's dimensions of a shared session id",
+  async () => {
+    await using server = await startTestServer();
+    const orgs = [await server.createOrg("Acme"), await server.createOrg("Globex")];
+    // The same session id, at the same times, with other values in each organization.
+    const dims: Record<string, Record<string, string>>[] = [
+      { "s-shared": { "team.id": "alpha", department: "eng" }, "s-plain": {} },
+      { "s-shared": { "team.id": "beta", cost_center: "b-1" } },
+    ];
+    const sendSession = async (key: string, resource: Record<string, string>, session: string) => {
+      const at = session === "s-plain" ? T + 5000 : T;
+      const records = [
+        toolResult({ session, id: `${session}-read`, tool: "Read", timeMs: at }),
+        toolResult({
+          session,
+          id: `${session}-fetch`,
+          tool: "WebFetch",
+          timeMs: at + 1000,
+          input: { url: "https://docs.example.com/guide" },
+        }),
+      ];
+      const response = await server.ingest("/v1/logs", exportWith(resource, records), key);
+      assert.deepEqual(response.status, 200, await response.text());
+    };
+    for (const [i, org] of orgs.entries()) {
+      for (const [session, values] of Object.entries(dims[i]!)) {
+        await sendSession(org.ingestKey, values, session);
+      }
+    }
+    const iso = (ms: number) => new Date(ms).toISOString();
+    for (const [i, org] of orgs.entries()) {
+      const expected = dims[i]!;
+      const team = i === 0 ? "alpha" : "beta";
+      // One query per statement a page is read with (src/store/telemetry_queries.ts).
+      const sessionQueries = [
+        "", // sessions_page
+        `after=${iso(T - 1000)}`, // recent_sessions_page, whole sessions
+        `after=${iso(T + 500)}`, // recent_sessions_page, s-shared from its calls since
+        `actor=${org.actorId}`, // rollup_sessions_by_actor
+        `team=${org.actorId}`,
+        "agent=claude-code", // rollup_sessions_by_agent
+        "domain=docs.example.com", // rollup_sessions_by_domain
+        `before=${iso(NOW)}`, // filtered_sessions_page
+        `dim.team.id=${team}`,
+      ];
+      for (const query of sessionQueries) {
+        const { status, body } = await server.getJson(`/v1/sessions?${query}`, org.apiKey);
+        assert.deepEqual(status, 200, query);
+        const served = Object.fromEntries(
+          body.data.map((s: { session_id: string; dimensions: object }) => [
+            s.session_id,
+            s.dimensions,
+          ]),
+        );
+        const wanted = query.startsWith("dim.") ? { "s-shared": expected["s-shared"] } : expected;
+        assert.deepEqual(served, wanted, `org ${i}: /v1/sessions?${query}`);
+      }
+      const callQueries = [
+        "", // tool_calls_page
+        "session_id=s-shared",
+        "tool_name=WebFetch",
+        `dim.team.id=${team}`, // tool_calls_by_dimension
+      ];
+      for (const query of callQueries) {
+        const { status, body } = await server.getJson(`/v1/tool-calls?${query}`, org.apiKey);
+        assert.deepEqual(status, 200, query);
+        assert.ok(body.data.length > 0, query);
+        for (const call of body.data) {
+          assert.deepEqual(
+            call.dimensions,
+            expected[call.session_id],
+            `org ${i}: /v1/tool-calls?${query}`,
+          );
+        }
+      }
+      for (const what of ["sessions", "tool-calls"]) {
+        const lines = await ndjson(server, `/v1/export/${what}`, org.apiKey);
+        assert.ok(lines.length > 0, what);
+        for (const line of lines) {
+          assert.deepEqual(line.dimensions, expected[line.session_id], `org ${i}: export ${what}`);
+        }
+      }
+      const session = await server.getJson("/v1/sessions/s-shared", org.apiKey);
+      assert.deepEqual(session.body.session.dimensions, expected["s-shared"]);
+      const calls = await server.getJson("/v1/tool-calls?session_id=s-shared", org.apiKey);
+      const call = await server.getJson(`/v1/tool-calls/${calls.body.data[0].id}`, org.apiKey);
+      assert.deepEqual(call.status, 200);
+      assert.deepEqual(call.body.dimensions, expected["s-shared"]);
+    }
+  },
+);
+
+engineTest(
+  "a session detail's child sessions carry their own organization's dimensions",
+  async () => {
+    await using server = await startTestServer();
+    const orgs = [await server.createOrg("Acme"), await server.createOrg("Globex")];
+    // A recorded Codex session that spawns a subagent: the same session ids in both.
+    for (const [i, org] of orgs.entries()) {
+      await replayRecordedJson(
+        server.ingestUrl,
+        org.ingestKey,
+        "codex-mcp-0.169.0/http-json",
+        T,
+        "",
+        {
+          "team.id": `team-${i}`,
+        },
+      );
+    }
+    for (const [i, org] of orgs.entries()) {
+      const listed = (await server.getJson("/v1/sessions", org.apiKey)).body.data;
+      const parent = listed.find((s: { parent_session_id: string | null }) =>
+        s.parent_session_id === null
+      );
+      const detail = await server.getJson(`/v1/sessions/${parent.session_id}`, org.apiKey);
+      assert.deepEqual(detail.body.child_sessions.length, 1);
+      assert.deepEqual(detail.body.session.dimensions, { "team.id": `team-${i}` });
+      assert.deepEqual(detail.body.child_sessions[0].dimensions, { "team.id": `team-${i}` });
+    }
+  },
+);

@@ -165,6 +165,38 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         }
       },
     );
+    await t.step("dimensions come along session_dimensions' primary key, per row", () => {
+      const sessionFilters: SessionFilters[] = [
+        {}, // sessions_page
+        { after: 1 }, // recent_sessions_page (two branches)
+        { after: 1, before: 2 }, // filtered_sessions_page
+        { actor: "act_1", before: 2 },
+        { dims: [["team.id", "web"]] },
+        { actor: "act_1" }, // rollup_sessions_page
+        { team: ["act_1", "act_2"], agent: "claude-code" },
+        { agent: "claude-code" },
+        { domain: "pypi.org" },
+      ];
+      const statements = [
+        ...sessionFilters.map((filter) => sqliteQueries.sessionsPage("org", filter, cursor, 50)),
+        ...[...filters.map(([, filter]) => filter), { dims: [["team.id", "web"]] }].map((
+          filter,
+        ) => sqliteQueries.toolCallsPage("org", filter as CallFilters, cursor, 50)),
+        // The details: the session and its children, the tool call.
+        ...sqliteQueries.sessionDetail("org", "s").filter(({ sql }) =>
+          sql.includes("AS dimensions")
+        ),
+        sqliteQueries.toolCallDetail("org", "tc_x"),
+      ];
+      for (const statement of statements) {
+        const detail = plan(db, statement);
+        const lookups = detail.match(
+          /CORRELATED SCALAR SUBQUERY \d+\nSEARCH m USING PRIMARY KEY \(org_id=\? AND session_id=\?\)$/gm,
+        );
+        assert.deepEqual(lookups?.length, statement.sql.split("AS dimensions").length - 1, detail);
+        assert.doesNotMatch(detail, /SCAN (m|session_dimensions)\b/, detail);
+      }
+    });
     for (const [name, filter] of filters) {
       await t.step(`the export of tool calls, ${name}, first page and a resumed page`, () => {
         for (const after of [null, cursor]) {

@@ -205,6 +205,11 @@ Deno.test({
         INSERT INTO domain_hits (call_id, domain, scheme, org_id, seq, session_id, ts)
         SELECT id, 'api.github.com', 'https', org_id, 1, session_id, ts FROM tool_calls
         WHERE ts % 3 = 0`);
+      // Two dimensions per session, which a page reads by the session's key.
+      await sql.unsafe(`
+        INSERT INTO session_dimensions (org_id, session_id, key, value)
+        SELECT org_id, session_id, key, key || '-' || (last_seen % 7)
+        FROM sessions, unnest(ARRAY['team.id', 'repository']) AS key`);
       await sql.unsafe("ANALYZE");
       const plan = async (filters: SessionFilters, after: PageKey | null) => {
         const { sql: text, params } = statement(postgresQueries, filters, after);
@@ -230,6 +235,11 @@ Deno.test({
               /Index (Only )?Scan using session_actors_pkey on session_actors r/,
             );
             assert.doesNotMatch(detail, /tool_calls|Seq Scan|Bitmap Heap Scan on session_actors/);
+            assert.match(
+              detail,
+              /Index (Only )?Scan using session_dimensions_pkey on session_dimensions m/,
+              detail,
+            );
           }
         });
       }
@@ -241,6 +251,11 @@ Deno.test({
           // The domain's own sessions run under a one-time filter on the walk's answer.
           assert.match(detail, /One-Time Filter: \(NOT \$\d+\)/, detail);
           assert.doesNotMatch(detail, /tool_calls|Seq Scan on session_actors/, detail);
+          assert.match(
+            detail,
+            /Index (Only )?Scan using session_dimensions_pkey on session_dimensions m/,
+            detail,
+          );
         }
       });
     } finally {

@@ -5,11 +5,17 @@
 -- are numbered `$1, $2, …` before they run. Text orders byte-wise, as in
 -- SQLite, because the telemetry columns are declared COLLATE "C"
 -- (sql/postgres/0001_init.sql), which also keeps every index usable for it.
+-- A page, or a detail, of sessions or tool calls carries each row's session
+-- dimensions as a JSON object (`dimensions`, text, keys in order), read along
+-- session_dimensions' primary key, so that it is one read (issue #31).
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
@@ -32,7 +38,10 @@ WITH page AS MATERIALIZED (
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version,
   CASE WHEN model <> '' THEN lpad('0', 15, '0') || '||' || model END AS model_key,
-  cost_usd, parent_session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  cost_usd, parent_session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = page.org_id AND m.session_id = page.session_id) AS dimensions
 FROM page
 WHERE first_seen >= ?
 UNION ALL
@@ -42,11 +51,14 @@ SELECT s.session_id, s.actor_id, min(c.ts), s.last_seen, count(*),
   max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
     THEN lpad(c.ts::text, 15, '0') || '|' || c.id || '|' || c.model END COLLATE "C"),
   s.cost_usd, s.parent_session_id,
-  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM page AS s
 JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
 WHERE s.first_seen < ?
-GROUP BY s.session_id, s.actor_id, s.last_seen, s.agent_system, s.agent_version, s.cost_usd,
+GROUP BY s.org_id, s.session_id, s.actor_id, s.last_seen, s.agent_system, s.agent_version, s.cost_usd,
   s.parent_session_id,
   s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
 ORDER BY last_seen DESC, session_id DESC;
@@ -54,7 +66,10 @@ ORDER BY last_seen DESC, session_id DESC;
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
   g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id,
-  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM (
   SELECT session_id,
     min(ts) AS first_seen,
@@ -88,7 +103,10 @@ page AS (
 )
 SELECT p.session_id, s.actor_id, g.first_seen, p.last_seen, g.tool_call_count, g.error_count,
   g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id,
-  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM page AS p
 CROSS JOIN LATERAL (
   -- sum(bigint) is numeric, which the driver returns as text: back to bigint.
@@ -99,7 +117,7 @@ CROSS JOIN LATERAL (
   WHERE r.org_id = ? AND r.session_id = p.session_id /*rows*/
 ) AS g
 CROSS JOIN LATERAL (
-  SELECT actor_id, agent_system, agent_version, cost_usd, parent_session_id,
+  SELECT org_id, session_id, actor_id, agent_system, agent_version, cost_usd, parent_session_id,
     reported_cost_calls, estimated_cost_calls, estimated_cost_usd FROM sessions
   WHERE org_id = ? AND session_id = p.session_id
   LIMIT 1
@@ -178,7 +196,10 @@ SELECT * FROM (
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
@@ -186,7 +207,10 @@ WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 -- name: child_sessions
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions
 WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
 ORDER BY first_seen, session_id
@@ -229,7 +253,10 @@ LIMIT 5000;
 
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
-  error_message, decision, decision_source, agent_system, model
+  error_message, decision, decision_source, agent_system, model,
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
 FROM tool_calls /*index*/
 WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
@@ -269,9 +296,14 @@ WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen, session_id
 LIMIT ?;
 
--- The columns of the write path's list (src/store/table_columns.ts): not `txid`.
+-- The columns of the write path's list (src/store/table_columns.ts), not
+-- `txid`, and the call's session dimensions.
 -- name: tool_call
-SELECT {{tool_calls.columns}} FROM tool_calls WHERE org_id = ? AND id = ?;
+SELECT {{tool_calls.columns}},
+  (SELECT coalesce(json_object_agg(m.key, m.value ORDER BY m.key), '{}')::text
+    FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
+FROM tool_calls WHERE org_id = ? AND id = ?;
 
 -- Facets walk an index one distinct value at a time (a skip scan), so they
 -- cost one seek per value, not a scan of every row. The organization is bound
@@ -405,12 +437,6 @@ CROSS JOIN LATERAL (
   WHERE org_id = $1 AND actor_id = f.actor_id
   GROUP BY agent, event_name, reason
 ) AS u;
-
--- The dimensions of the sessions of a page (docs/api.md §4.22), on the
--- primary key; the ids are spliced in as placeholders.
--- name: session_dimensions
-SELECT session_id, key, value FROM session_dimensions
-WHERE org_id = ? AND session_id IN (/*ids*/);
 
 -- Every session of the organization with one dimension key, and its value:
 -- what groups an insight by `dim.<key>` on the replica (docs/api.md §4.23).

@@ -1,10 +1,15 @@
 -- Read statements of the query API. `/*filters*/` is replaced by zero or more
 -- parameterized `AND …` predicates built in src/store/telemetry_queries.ts.
+-- A page, or a detail, of sessions or tool calls carries each row's session
+-- dimensions as a JSON object (`dimensions`, text), read along
+-- session_dimensions' primary key, so that it is one read (issue #31).
 
 -- name: sessions_page
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions
 WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen DESC, session_id DESC
@@ -31,7 +36,9 @@ WITH page AS MATERIALIZED (
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version,
   CASE WHEN model <> '' THEN printf('%015d||%s', 0, model) END AS model_key,
-  cost_usd, parent_session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  cost_usd, parent_session_id, reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = page.org_id AND m.session_id = page.session_id) AS dimensions
 FROM page
 WHERE first_seen >= ?
 UNION ALL
@@ -40,7 +47,9 @@ SELECT s.session_id, s.actor_id, min(c.ts), s.last_seen, count(*),
   max(CASE WHEN c.model IS NOT NULL AND c.model <> ''
     THEN printf('%015d|%s|%s', c.ts, c.id, c.model) END),
   s.cost_usd, s.parent_session_id,
-  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM page AS s
 CROSS JOIN tool_calls AS c ON c.org_id = s.org_id AND c.session_id = s.session_id AND c.ts >= ?
 WHERE s.first_seen < ?
@@ -50,7 +59,9 @@ ORDER BY last_seen DESC, session_id DESC;
 -- name: filtered_sessions_page
 SELECT g.session_id, s.actor_id, g.first_seen, g.last_seen, g.tool_call_count, g.error_count,
   g.success_count, s.agent_system, s.agent_version, g.model_key, s.cost_usd, s.parent_session_id,
-  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
+  s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM (
   SELECT session_id,
     min(ts) AS first_seen,
@@ -92,7 +103,9 @@ page AS (
 SELECT p.session_id, s.actor_id, min(r.first_seen) AS first_seen, p.last_seen,
   sum(r.calls) AS tool_call_count, sum(r.errors) AS error_count, sum(r.oks) AS success_count,
   s.agent_system, s.agent_version, max(r.model_key) AS model_key, s.cost_usd,
-  s.parent_session_id, s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd
+  s.parent_session_id, s.reported_cost_calls, s.estimated_cost_calls, s.estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = s.org_id AND m.session_id = s.session_id) AS dimensions
 FROM page AS p
 CROSS JOIN session_actors AS r ON r.org_id = ? AND r.session_id = p.session_id /*rows*/
 CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = p.session_id
@@ -184,7 +197,9 @@ SELECT * FROM (
 -- name: session
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions
 WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 
@@ -192,7 +207,9 @@ WHERE org_id = ? AND session_id = ? AND last_seen IS NOT NULL;
 -- name: child_sessions
 SELECT session_id, actor_id, first_seen, last_seen, tool_call_count, error_count,
   success_count, agent_system, agent_version, model, cost_usd, parent_session_id,
-  reported_cost_calls, estimated_cost_calls, estimated_cost_usd
+  reported_cost_calls, estimated_cost_calls, estimated_cost_usd,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = sessions.org_id AND m.session_id = sessions.session_id) AS dimensions
 FROM sessions INDEXED BY sessions_by_parent
 WHERE org_id = ? AND parent_session_id = ? AND last_seen IS NOT NULL
 ORDER BY first_seen, session_id
@@ -237,7 +254,9 @@ LIMIT 5000;
 
 -- name: tool_calls_page
 SELECT id, ts, session_id, actor_id, tool_name, tool_type, category, duration_ms, outcome,
-  error_message, decision, decision_source, agent_system, model
+  error_message, decision, decision_source, agent_system, model,
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
 FROM tool_calls /*index*/
 WHERE org_id = ? /*filters*/
 ORDER BY ts DESC, id DESC
@@ -274,9 +293,13 @@ WHERE org_id = ? AND last_seen IS NOT NULL /*filters*/
 ORDER BY last_seen, session_id
 LIMIT ?;
 
--- The columns of the write path's list (src/store/table_columns.ts).
+-- The columns of the write path's list (src/store/table_columns.ts) and the
+-- call's session dimensions.
 -- name: tool_call
-SELECT {{tool_calls.columns}} FROM tool_calls WHERE org_id = ? AND id = ?;
+SELECT {{tool_calls.columns}},
+  (SELECT json_group_object(m.key, m.value) FROM session_dimensions AS m
+    WHERE m.org_id = tool_calls.org_id AND m.session_id = tool_calls.session_id) AS dimensions
+FROM tool_calls WHERE org_id = ? AND id = ?;
 
 -- Facets walk an index one distinct value at a time (a skip scan), so they
 -- cost one seek per value, not a scan of every row.
@@ -414,12 +437,6 @@ SELECT 'unmapped', f.actor_id, u.agent, '', u.event_name, u.reason, max(u.last_s
 FROM fleet AS f
 CROSS JOIN unmapped_events AS u ON u.org_id = ?1 AND u.actor_id = f.actor_id
 GROUP BY f.actor_id, u.agent, u.event_name, u.reason;
-
--- The dimensions of the sessions of a page (docs/api.md §4.22), on the
--- primary key; the ids are spliced in as placeholders.
--- name: session_dimensions
-SELECT session_id, key, value FROM session_dimensions
-WHERE org_id = ? AND session_id IN (/*ids*/);
 
 -- Every session of the organization with one dimension key, and its value:
 -- what groups an insight by `dim.<key>` on the replica (docs/api.md §4.23).

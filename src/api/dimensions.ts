@@ -1,6 +1,7 @@
 /**
  * Dimensions (docs/api.md §4.22; an extension): the sessions' dimensions
- * that lists and details serve, and `GET /v1/dimensions`, each key's values.
+ * that lists and details serve (from their rows), and `GET /v1/dimensions`,
+ * each key's values.
  *
  * @module
  */
@@ -15,25 +16,6 @@ type Row = Record<string, unknown>;
 /** Values per key `GET /v1/dimensions` lists at most. */
 const MAX_VALUES = 1000;
 
-/** The dimensions of the sessions of some rows (`session_id`), one read. */
-export async function readDimensions(
-  reader: TelemetryReader,
-  orgId: string,
-  rows: readonly Row[],
-): Promise<DimensionMap> {
-  const ids = [...new Set(rows.map((row) => String(row.session_id ?? "")))];
-  const dims = new Map<string, Record<string, string>>();
-  if (ids.length === 0) return dims;
-  const [found] = await reader.read([reader.queries.sessionDimensions(orgId, ids)]);
-  for (const row of found as Row[]) {
-    const sessionId = String(row.session_id);
-    const entry = dims.get(sessionId) ?? {};
-    entry[String(row.key)] = String(row.value);
-    dims.set(sessionId, entry);
-  }
-  return dims;
-}
-
 /** The sessions with every dimension of `dims` (not empty), sorted: what narrows an insight. */
 export async function dimensionSessions(
   reader: TelemetryReader,
@@ -44,7 +26,10 @@ export async function dimensionSessions(
   return (rows as Row[]).map((row) => String(row.session_id));
 }
 
-/** The dimensions a page's SQL aggregated per row (`dimensions`, a JSON object as text). */
+/**
+ * The dimensions of rows' sessions, by session id, from what their SQL
+ * aggregated per row (`dimensions`, a JSON object as text).
+ */
 export function rowDimensions(rows: readonly Row[]): DimensionMap {
   const dims = new Map<string, Record<string, string>>();
   for (const row of rows) {

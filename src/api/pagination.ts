@@ -38,8 +38,8 @@ export interface KeysetList<F, E = undefined> {
   endpoint: string;
   page(queries: TelemetryQueries): PageStatement<F>;
   keyOf(row: Row): CursorKey;
-  /** What the page's objects need beyond their rows and names, read once per page. */
-  extra?(context: ApiContext, rows: Row[]): Promise<E>;
+  /** What the page's objects need beyond their own row and names, from the page's rows. */
+  extra?(rows: Row[]): E;
   toObject(row: Row, names: ActorNameMap, extra: E): unknown;
 }
 
@@ -59,7 +59,7 @@ export async function listPage<F extends object, E = undefined>(
   const page = list.page(services.reader.queries)(orgId, filters, after, limit);
   const [rows = []] = await services.reader.read([page]) as Row[][];
   const names = await services.actorNames.resolve(orgId, actorIdsOf(rows));
-  const extra = (list.extra ? await list.extra(context, rows.slice(0, limit)) : undefined) as E;
+  const extra = list.extra?.(rows.slice(0, limit)) as E;
   return jsonResponse(
     pageEnvelope(rows, limit, cursors, list.keyOf, (row) => list.toObject(row, names, extra)),
   );

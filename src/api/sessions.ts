@@ -5,13 +5,13 @@
  */
 import { z } from "zod";
 import { ApiError, jsonResponse } from "../http/responses.ts";
-import { type ApiContext, type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
+import { type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
 import type { SessionFilters } from "../store/telemetry_queries.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type SessionCostMap, sessionCostsOf } from "./session_costs.ts";
-import { readDimensions } from "./dimensions.ts";
+import { rowDimensions } from "./dimensions.ts";
 import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { SessionDetail, SessionFacets, SessionPage } from "./schemas.ts";
@@ -51,26 +51,18 @@ const listSessions: ApiHandler = async (context) => {
   return await listPage(context, SESSION_LIST, query, sessionFiltersOf(query, url));
 };
 
-/** What a page of sessions shows beside its rows: their costs' estimates (from the rows) and their dimensions. */
+/** What a page of sessions shows beside its rows: their costs' estimates and their dimensions. */
 export interface SessionExtras {
   costs: SessionCostMap;
   dims: DimensionMap;
 }
 
-/** The {@link SessionExtras} of sessions' rows: their dimensions in one read. */
-export async function readSessionExtras(
-  { orgId, services }: Pick<ApiContext, "orgId" | "services">,
-  rows: readonly Row[],
-): Promise<SessionExtras> {
-  return { costs: sessionCostsOf(rows), dims: await readDimensions(services.reader, orgId, rows) };
-}
-
-/** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its extras. */
+/** `/v1/sessions`' pages: by `last_seen`, newest first, each session with its extras (from its row). */
 export const SESSION_LIST: KeysetList<SessionFilters, SessionExtras> = {
   endpoint: "sessions",
   page: (queries) => queries.sessionsPage,
   keyOf: (row) => [Number(row.last_seen), String(row.session_id)],
-  extra: readSessionExtras,
+  extra: (rows) => ({ costs: sessionCostsOf(rows), dims: rowDimensions(rows) }),
   toObject: (row, names, { costs, dims }) => sessionObject(row, names, costs, dims),
 };
 
@@ -94,11 +86,9 @@ const getSession: ApiHandler = async ({ params, orgId, services }) => {
   ) as Row[][];
   const row = session?.[0];
   if (!row) throw new ApiError("not_found", "session not found");
-  const [names, dims] = await Promise.all([
-    services.actorNames.resolve(orgId, actorIdsOf([row, ...children!])),
-    readDimensions(services.reader, orgId, [row, ...children!]),
-  ]);
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row, ...children!]));
   const costs = sessionCostsOf([row, ...children!]);
+  const dims = rowDimensions([row, ...children!]);
   return jsonResponse({
     session: sessionObject(row, names, costs, dims),
     tool_calls: calls!.map(sessionToolCallObject),

@@ -9,7 +9,7 @@ import { type ApiHandler, type ApiRoute, itemRoute } from "./context.ts";
 import { actorIdsOf } from "./actor_names.ts";
 import { type KeysetList, listPage, listQuery } from "./pagination.ts";
 import { exactParam, listFilterParams, listFiltersOf, parseQuery, timeParam } from "./params.ts";
-import { readDimensions } from "./dimensions.ts";
+import { rowDimensions } from "./dimensions.ts";
 import { facetsRoute } from "./facets.ts";
 import type { DimensionMap } from "./shapes.ts";
 import { OUTCOMES, ToolCallDetail, ToolCallFacets, ToolCallPage } from "./schemas.ts";
@@ -92,12 +92,12 @@ const listToolCalls: ApiHandler = async (context) => {
   return await listPage(context, TOOL_CALL_LIST, query, filters);
 };
 
-/** `/v1/tool-calls`' pages: by `(ts, id)`, newest first. */
+/** `/v1/tool-calls`' pages: by `(ts, id)`, newest first, each call with its session's dimensions. */
 export const TOOL_CALL_LIST: KeysetList<CallFilters, DimensionMap> = {
   endpoint: "tool-calls",
   page: (queries) => queries.toolCallsPage,
   keyOf: (row) => [Number(row.ts), String(row.id)],
-  extra: ({ orgId, services }, rows) => readDimensions(services.reader, orgId, rows),
+  extra: rowDimensions,
   toObject: toolCallObject,
 };
 
@@ -107,11 +107,8 @@ const getToolCall: ApiHandler = async ({ params, orgId, services }) => {
   ]) as Row[][];
   const row = rows?.[0];
   if (!row) throw new ApiError("not_found", "tool call not found");
-  const [names, dims] = await Promise.all([
-    services.actorNames.resolve(orgId, actorIdsOf([row])),
-    readDimensions(services.reader, orgId, [row]),
-  ]);
-  return jsonResponse(toolCallDetailObject(row, names, dims));
+  const names = await services.actorNames.resolve(orgId, actorIdsOf([row]));
+  return jsonResponse(toolCallDetailObject(row, names, rowDimensions([row])));
 };
 
 /** Routes of this module. */

@@ -38,8 +38,6 @@ export interface TelemetryQueries {
   facet(orgId: string, name: FacetName): ReadStatement;
   /** What the organization's agents (or one actor's: `""` for all) sent that stored nothing. */
   unmappedEvents(orgId: string, actorId: string): ReadStatement;
-  /** The dimensions of these sessions: rows of `session_id`, `key`, `value` (docs/api.md §4.22). */
-  sessionDimensions(orgId: string, sessionIds: readonly string[]): ReadStatement;
   /**
    * The sessions with every dimension of `dims` (rows of `session_id`, sorted),
    * what narrows an insight (docs/api.md §4.22); `dims` is not empty.
@@ -104,14 +102,6 @@ export function telemetryQueries(queriesSql: string): TelemetryQueries {
     fleet: (orgId, { silentSince, sessionsSince, limit }) => ({
       sql: named("fleet"),
       params: [orgId, silentSince ?? Number.MAX_SAFE_INTEGER, sessionsSince, limit],
-    }),
-    sessionDimensions: (orgId, sessionIds) => ({
-      sql: splice(
-        named("session_dimensions"),
-        "/*ids*/",
-        sessionIds.length === 0 ? "NULL" : sessionIds.map(() => "?").join(", "),
-      ),
-      params: [orgId, ...sessionIds],
     }),
     dimensionSessions: (orgId, [first, ...rest]) => {
       const more = dimPredicates(orgId, rest, "session_id");
