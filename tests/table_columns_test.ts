@@ -157,6 +157,47 @@ Deno.test("SQLite stores each listed column where its list says", () => {
   }
 });
 
+Deno.test("SQLite stores a tool_use_id equal to its call id as '' and tool_calls gives it back", () => {
+  const dir = Deno.makeTempDirSync();
+  const db = openDatabase(`${dir}/telemetry.db`);
+  try {
+    migrate(db, telemetryMigrations);
+    const statements = withColumnLists(parseNamedSql(ingestSql), () => "?");
+    const keys = new CallKeys(new NamedStatements(db, statements));
+    const calls: [string, string | null, string | null][] = [
+      ["same", "toolu_1", "toolu_1"],
+      ["other", "call_2", "toolu_2"],
+      ["none", "call_3", null],
+    ];
+    for (const [id, callId, useId] of calls) {
+      const row = { ...distinctRow(TOOL_CALLS), id, tool_call_id: callId, tool_use_id: useId };
+      db.prepare(namedSql(statements, "insert_tool_call")).run(
+        ...keys.keyedToolCall(TOOL_CALLS.values(row as never)) as (string | number | null)[],
+      );
+    }
+    const read = (sql: string) =>
+      Object.fromEntries(
+        (db.prepare(sql).all() as { id: string; tool_use_id: string | null }[]).map((r) => [
+          r.id,
+          r.tool_use_id,
+        ]),
+      );
+    assert.deepEqual(read("SELECT id, tool_use_id FROM calls"), {
+      same: "",
+      other: "toolu_2",
+      none: null,
+    });
+    assert.deepEqual(read("SELECT id, tool_use_id FROM tool_calls"), {
+      same: "toolu_1",
+      other: "toolu_2",
+      none: null,
+    });
+  } finally {
+    db.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test({
   name: "PostgreSQL stores each listed column where its list says",
   ignore: !pgTestUrl(),

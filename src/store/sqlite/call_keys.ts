@@ -1,7 +1,8 @@
 /**
  * The integer keys SQLite's `calls` and `keyed_model_calls` hold in place of
  * the organization's, session's and actor's ids (sql/sqlite/telemetry_0015_keyed_calls.sql):
- * found, or added, as a call is written.
+ * found, or added, as a call is written; and the empty `tool_use_id` a tool
+ * call stores when it equals its call id (telemetry_0016_tool_use_id.sql).
  *
  * @module
  */
@@ -19,6 +20,8 @@ const POSITIONS = Object.keys(KEYED_COLUMNS).map((column) => {
   return positions[0]!;
 });
 const [ORG, SESSION, ACTOR] = POSITIONS as [number, number, number];
+const TOOL_CALL_ID = (TOOL_CALLS.names as readonly string[]).indexOf("tool_call_id");
+const TOOL_USE_ID = (TOOL_CALLS.names as readonly string[]).indexOf("tool_use_id");
 
 /**
  * Keys of one write transaction. A key is remembered only until {@link forget}
@@ -44,6 +47,17 @@ export class CallKeys {
     values[ACTOR] = this.#key("actor", String(values[ACTOR]), org);
     values[ORG] = org;
     return values;
+  }
+
+  /**
+   * A tool call's row values as `calls` stores them: {@link keyed}, and ''
+   * for a `tool_use_id` equal to the call id (the `tool_calls` view gives
+   * the call id back).
+   */
+  keyedToolCall(values: BoundValue[]): BoundValue[] {
+    const useId = values[TOOL_USE_ID];
+    if (typeof useId === "string" && useId === values[TOOL_CALL_ID]) values[TOOL_USE_ID] = "";
+    return this.keyed(values);
   }
 
   #key(kind: "org" | "session" | "actor", id: string, org: number | null): number {

@@ -250,7 +250,7 @@ export class TelemetryWriter {
       },
       deleteToolCall: (id) => run("delete_tool_call", "run", id),
       insertToolCall: (row) =>
-        run("insert_tool_call", "run", ...this.#keys.keyed(TOOL_CALLS.values(row))),
+        run("insert_tool_call", "run", ...this.#keys.keyedToolCall(TOOL_CALLS.values(row))),
       annotateTrace: (id, traceId, spanId, seq) =>
         run("annotate_trace", "run", traceId, spanId, seq, id),
       annotateDecision: (id, decision, source, seq) =>
