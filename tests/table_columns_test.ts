@@ -170,7 +170,7 @@ Deno.test("SQLite stores a tool_use_id equal to its call id as '' and tool_calls
       ["none", "call_3", null],
     ];
     for (const [id, callId, useId] of calls) {
-      const row = { ...distinctRow(TOOL_CALLS), id, tool_call_id: callId, tool_use_id: useId };
+      const row = { ...distinctRow(TOOL_CALLS), id, "tool_call_id": callId, "tool_use_id": useId };
       db.prepare(namedSql(statements, "insert_tool_call")).run(
         ...keys.keyedToolCall(TOOL_CALLS.values(row as never)) as (string | number | null)[],
       );
