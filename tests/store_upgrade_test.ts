@@ -41,6 +41,10 @@ interface Answers {
   answers: Record<string, { status: number; body: unknown }>;
 }
 
+/** A store's permission decisions, in key order. */
+const DECISIONS = `SELECT org_id, session_id, tool_call_id, decision, decision_source
+  FROM decisions ORDER BY org_id, session_id, tool_call_id`;
+
 /** The fixtures: the folder, the version that wrote it, and its schema. */
 const WRITTEN = [
   { folder: "v10", version: "b60657c", schema: 10 },
@@ -65,6 +69,7 @@ for (const { folder, version, schema } of WRITTEN) {
         const storedCalls = (before.prepare("SELECT count(*) AS n FROM tool_calls").get() as {
           n: number;
         }).n;
+        const storedDecisions = before.prepare(DECISIONS).all();
         before.close();
         await using server = await startTestServer({ dir, overrides: { clock: fixtureClock() } });
         const paths = Object.keys(recorded.answers);
@@ -93,6 +98,13 @@ for (const { folder, version, schema } of WRITTEN) {
             "SELECT count(*) AS n FROM domain_hits AS d JOIN calls AS c ON c.id = d.call_id",
           ).get() as { n: number };
           assert.equal(hits.n, 20, "the fixture's domain hits are kept, naming their calls");
+          // Schema 17 keyed the decisions by their session's key; the view reads them as before.
+          assert.equal(storedDecisions.length, 16, "the fixture holds decisions");
+          assert.deepEqual(db.prepare(DECISIONS).all(), storedDecisions);
+          const keyed = db.prepare("SELECT count(*) AS n FROM keyed_decisions").get() as {
+            n: number;
+          };
+          assert.equal(keyed.n, storedDecisions.length);
           // Schema 14 filled each session's cost counts from its stored model calls.
           const counts = db.prepare(
             `SELECT s.reported_cost_calls AS kept, (SELECT count(cost_usd) FROM model_calls AS m

@@ -46,14 +46,20 @@ UPDATE calls SET trace_id = ?, span_id = ?, seq = ? WHERE id = ?;
 UPDATE calls SET decision = ?, decision_source = ?, seq = ?
 WHERE id = ?;
 
+-- Decisions are keyed by their session's key (schema 17); the lookup adds no
+-- key for a session that has none.
 -- name: find_decision
-SELECT decision, decision_source FROM decisions
-WHERE org_id = ? AND session_id = ? AND tool_call_id = ?;
+SELECT decision, decision_source FROM keyed_decisions
+WHERE session_key = (
+    SELECT s.session_key FROM session_keys AS s JOIN org_keys AS o ON o.org_key = s.org_key
+    WHERE o.org_id = ? AND s.session_id = ?
+  )
+  AND tool_call_id = ?;
 
 -- name: upsert_decision
-INSERT INTO decisions (org_id, session_id, tool_call_id, decision, decision_source)
-VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (org_id, session_id, tool_call_id)
+INSERT INTO keyed_decisions (session_key, tool_call_id, decision, decision_source)
+VALUES (?, ?, ?, ?)
+ON CONFLICT (session_key, tool_call_id)
 DO UPDATE SET decision = excluded.decision, decision_source = excluded.decision_source;
 
 -- name: insert_risk_flag

@@ -36,10 +36,19 @@ DELETE FROM keyed_model_calls WHERE id = ?;
 -- decision whose result never came) with the session: they hold the agent's
 -- ids, and retention promises nothing older stays.
 -- name: delete_call_decision
-DELETE FROM decisions WHERE org_id = ? AND session_id = ? AND tool_call_id = ?;
+DELETE FROM keyed_decisions
+WHERE session_key = (
+    SELECT s.session_key FROM session_keys AS s JOIN org_keys AS o ON o.org_key = s.org_key
+    WHERE o.org_id = ? AND s.session_id = ?
+  )
+  AND tool_call_id = ?;
 
 -- name: delete_session_decisions
-DELETE FROM decisions WHERE org_id = ? AND session_id = ?;
+DELETE FROM keyed_decisions
+WHERE session_key = (
+  SELECT s.session_key FROM session_keys AS s JOIN org_keys AS o ON o.org_key = s.org_key
+  WHERE o.org_id = ? AND s.session_id = ?
+);
 
 -- A dropped session's dimensions go with it (docs/api.md §4.22).
 -- name: delete_session_dimensions

@@ -2,7 +2,8 @@
  * The integer keys SQLite's `calls` and `keyed_model_calls` hold in place of
  * the organization's, session's and actor's ids (sql/sqlite/telemetry_0015_keyed_calls.sql):
  * found, or added, as a call is written; and the empty `tool_use_id` a tool
- * call stores when it equals its call id (telemetry_0016_tool_use_id.sql).
+ * call stores when it equals its call id (telemetry_0016_tool_use_id.sql);
+ * decisions are keyed by the session's key too (telemetry_0017_keyed_decisions.sql).
  *
  * @module
  */
@@ -58,6 +59,11 @@ export class CallKeys {
     const useId = values[TOOL_USE_ID];
     if (typeof useId === "string" && useId === values[TOOL_CALL_ID]) values[TOOL_USE_ID] = "";
     return this.keyed(values);
+  }
+
+  /** The key of an organization's session, added when it has none (a decision's, schema 17). */
+  sessionKey(orgId: string, sessionId: string): number {
+    return this.#key("session", sessionId, this.#key("org", orgId, null));
   }
 
   #key(kind: "org" | "session" | "actor", id: string, org: number | null): number {

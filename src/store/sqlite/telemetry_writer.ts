@@ -262,7 +262,14 @@ export class TelemetryWriter {
         return stored && { decision: stored.decision, decisionSource: stored.decision_source };
       },
       upsertDecision: (orgId, sessionId, toolCallId, decision, source) =>
-        run("upsert_decision", "run", orgId, sessionId, toolCallId, decision, source),
+        run(
+          "upsert_decision",
+          "run",
+          this.#keys.sessionKey(orgId, sessionId),
+          toolCallId,
+          decision,
+          source,
+        ),
       insertRiskFlag: (row) => run("insert_risk_flag", "run", ...RISK_FLAGS.values(row)),
       insertDomainHit: (row) => run("insert_domain_hit", "run", ...DOMAIN_HITS.values(row)),
       forgetDetections: (id, seq) => {
