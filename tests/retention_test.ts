@@ -64,6 +64,9 @@ Deno.test("retention deletes calls older than --retention-days and keeps session
       const keys = db.prepare("SELECT session_id FROM session_keys ORDER BY session_id").all()
         .map((row) => row.session_id);
       assert.deepEqual(keys, ["mixed", "priced"]);
+      // Nor its prompts' ids (schema 18): each kept session holds its one prompt.
+      const prompts = db.prepare("SELECT count(*) AS n FROM prompt_keys").get() as { n: number };
+      assert.equal(prompts.n, 2);
     } finally {
       db.close();
     }

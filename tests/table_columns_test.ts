@@ -138,12 +138,17 @@ Deno.test("SQLite stores each listed column where its list says", () => {
   try {
     migrate(db, telemetryMigrations);
     const statements = withColumnLists(parseNamedSql(ingestSql), () => "?");
-    // Schema 15: a call's row holds keys where tool_calls shows ids (the writer's CallKeys).
+    // Schema 15: a call's row holds keys where tool_calls shows ids (the writer's CallKeys), and
+    // schema 18 its prompt's key.
     const keys = new CallKeys(new NamedStatements(db, statements));
     for (const { columns: table, sqlite } of TABLES) {
       const values = table.values(distinctRow(table) as never) as (string | number | null)[];
       db.prepare(namedSql(statements, sqlite)).run(
-        ...(table === TOOL_CALLS || table === MODEL_CALLS ? keys.keyed(values) : values),
+        ...(table === TOOL_CALLS
+          ? keys.keyedToolCall(values)
+          : table === MODEL_CALLS
+          ? keys.keyed(values)
+          : values),
       );
     }
     for (const { columns: table, whole } of TABLES) {
@@ -157,7 +162,7 @@ Deno.test("SQLite stores each listed column where its list says", () => {
   }
 });
 
-Deno.test("SQLite stores a tool_use_id equal to its call id as '' and tool_calls gives it back", () => {
+Deno.test("SQLite stores a call's prompt as a key and a tool_use_id equal to its call id as ''", () => {
   const dir = Deno.makeTempDirSync();
   const db = openDatabase(`${dir}/telemetry.db`);
   try {
@@ -169,8 +174,18 @@ Deno.test("SQLite stores a tool_use_id equal to its call id as '' and tool_calls
       ["other", "call_2", "toolu_2"],
       ["none", "call_3", null],
     ];
-    for (const [id, callId, useId] of calls) {
-      const row = { ...distinctRow(TOOL_CALLS), id, "tool_call_id": callId, "tool_use_id": useId };
+    // Two calls of one prompt, one of another session's prompt of the same id, one without.
+    const prompts = ["prompt-1", "prompt-1", "prompt-1", null];
+    const sessions = ["s1", "s1", "s2", "s1"];
+    for (const [i, [id, callId, useId]] of [...calls, ["bare", null, null]].entries()) {
+      const row = {
+        ...distinctRow(TOOL_CALLS),
+        id,
+        "tool_call_id": callId,
+        "tool_use_id": useId,
+        "prompt_id": prompts[i],
+        "session_id": sessions[i],
+      };
       db.prepare(namedSql(statements, "insert_tool_call")).run(
         ...keys.keyedToolCall(TOOL_CALLS.values(row as never)) as (string | number | null)[],
       );
@@ -186,12 +201,36 @@ Deno.test("SQLite stores a tool_use_id equal to its call id as '' and tool_calls
       same: "",
       other: "toolu_2",
       none: null,
+      bare: null,
     });
     assert.deepEqual(read("SELECT id, tool_use_id FROM tool_calls"), {
       same: "toolu_1",
       other: "toolu_2",
       none: null,
+      bare: null,
     });
+    // Schema 18: the prompt id is held once per session; the view gives it back.
+    assert.deepEqual(
+      { ...db.prepare("SELECT count(*) AS n FROM calls WHERE prompt_id IS NOT NULL").get() },
+      { n: 0 },
+    );
+    assert.deepEqual(
+      db.prepare(
+        `SELECT s.session_id, p.prompt_id FROM prompt_keys AS p
+         JOIN session_keys AS s ON s.session_key = p.session_key ORDER BY 1`,
+      ).all().map((row) => ({ ...row })),
+      [{ session_id: "s1", prompt_id: "prompt-1" }, { session_id: "s2", prompt_id: "prompt-1" }],
+    );
+    assert.deepEqual(
+      db.prepare("SELECT id, prompt_id, session_id FROM tool_calls ORDER BY id").all()
+        .map((row) => ({ ...row })),
+      [
+        { id: "bare", prompt_id: null, session_id: "s1" },
+        { id: "none", prompt_id: "prompt-1", session_id: "s2" },
+        { id: "other", prompt_id: "prompt-1", session_id: "s1" },
+        { id: "same", prompt_id: "prompt-1", session_id: "s1" },
+      ],
+    );
   } finally {
     db.close();
     Deno.removeSync(dir, { recursive: true });

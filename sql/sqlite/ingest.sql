@@ -21,6 +21,13 @@ SELECT actor_key FROM actor_keys WHERE actor_id = ? AND org_key = ?;
 -- name: add_actor_key
 INSERT INTO actor_keys (actor_id, org_key) VALUES (?, ?) RETURNING actor_key;
 
+-- A session's prompts (telemetry_0018_prompt_keys.sql).
+-- name: prompt_key
+SELECT prompt_key FROM prompt_keys WHERE prompt_id = ? AND session_key = ?;
+
+-- name: add_prompt_key
+INSERT INTO prompt_keys (prompt_id, session_key) VALUES (?, ?) RETURNING prompt_key;
+
 -- name: read_seq
 SELECT value FROM counters WHERE name = 'seq';
 

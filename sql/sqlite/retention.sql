@@ -80,6 +80,14 @@ WHERE org_id = ?1 AND session_id = ?2
   AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE org_id = ?1 AND session_id = ?2)
   AND NOT EXISTS (SELECT 1 FROM model_calls WHERE org_id = ?1 AND session_id = ?2);
 
+-- A dropped session's prompts go with it, before its key.
+-- name: delete_session_prompt_keys
+DELETE FROM prompt_keys
+WHERE session_key = (
+  SELECT s.session_key FROM session_keys AS s JOIN org_keys AS o ON o.org_key = s.org_key
+  WHERE o.org_id = ? AND s.session_id = ?
+);
+
 -- A dropped session's key goes with it (no call holds it any more): the
 -- agent's session id is not kept past its telemetry.
 -- name: delete_session_key

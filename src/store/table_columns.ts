@@ -284,6 +284,8 @@ export const KEYED_COLUMNS: Readonly<Record<string, string>> = {
   "org_id": "org_key",
   "session_id": "session_key",
   "actor_id": "actor_key",
+  // A tool call's prompt (schema 18); model calls have none.
+  "prompt_id": "prompt_key",
 };
 
 /**

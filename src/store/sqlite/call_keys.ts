@@ -3,7 +3,8 @@
  * the organization's, session's and actor's ids (sql/sqlite/telemetry_0015_keyed_calls.sql):
  * found, or added, as a call is written; and the empty `tool_use_id` a tool
  * call stores when it equals its call id (telemetry_0016_tool_use_id.sql);
- * decisions are keyed by the session's key too (telemetry_0017_keyed_decisions.sql).
+ * decisions are keyed by the session's key too (telemetry_0017_keyed_decisions.sql), and a
+ * tool call's prompt by a key within its session (telemetry_0018_prompt_keys.sql).
  *
  * @module
  */
@@ -11,16 +12,16 @@ import { type BoundValue, KEYED_COLUMNS, MODEL_CALLS, TOOL_CALLS } from "../tabl
 import type { NamedStatements } from "./database.ts";
 
 /** Where each keyed id sits in a call's row values: the same in both tables' column lists. */
-const POSITIONS = Object.keys(KEYED_COLUMNS).map((column) => {
+const [ORG, SESSION, ACTOR] = ["org_id", "session_id", "actor_id"].map((column) => {
   const positions = [TOOL_CALLS, MODEL_CALLS].map((table) =>
     (table.names as readonly string[]).indexOf(column)
   );
-  if (positions[0]! < 0 || positions[0] !== positions[1]) {
+  if (positions[0]! < 0 || positions[0] !== positions[1] || !(column in KEYED_COLUMNS)) {
     throw new Error(`tool_calls and model_calls must hold "${column}" at one position`);
   }
   return positions[0]!;
-});
-const [ORG, SESSION, ACTOR] = POSITIONS as [number, number, number];
+}) as [number, number, number];
+const PROMPT_ID = (TOOL_CALLS.names as readonly string[]).indexOf("prompt_id");
 const TOOL_CALL_ID = (TOOL_CALLS.names as readonly string[]).indexOf("tool_call_id");
 const TOOL_USE_ID = (TOOL_CALLS.names as readonly string[]).indexOf("tool_use_id");
 
@@ -51,14 +52,19 @@ export class CallKeys {
   }
 
   /**
-   * A tool call's row values as `calls` stores them: {@link keyed}, and ''
-   * for a `tool_use_id` equal to the call id (the `tool_calls` view gives
-   * the call id back).
+   * A tool call's row values as `calls` stores them: {@link keyed}, its
+   * prompt's key in place of the prompt id, and '' for a `tool_use_id` equal
+   * to the call id (the `tool_calls` view gives the call id back).
    */
   keyedToolCall(values: BoundValue[]): BoundValue[] {
     const useId = values[TOOL_USE_ID];
     if (typeof useId === "string" && useId === values[TOOL_CALL_ID]) values[TOOL_USE_ID] = "";
-    return this.keyed(values);
+    const promptId = values[PROMPT_ID];
+    this.keyed(values);
+    values[PROMPT_ID] = promptId === null || promptId === undefined
+      ? null
+      : this.#key("prompt", String(promptId), Number(values[SESSION]));
+    return values;
   }
 
   /** The key of an organization's session, added when it has none (a decision's, schema 17). */
@@ -66,11 +72,12 @@ export class CallKeys {
     return this.#key("session", sessionId, this.#key("org", orgId, null));
   }
 
-  #key(kind: "org" | "session" | "actor", id: string, org: number | null): number {
-    const memo = `${kind}\u0000${org ?? ""}\u0000${id}`;
+  /** The key of `id`, within `parent` (an organization's or a session's key; none for an organization). */
+  #key(kind: "org" | "session" | "actor" | "prompt", id: string, parent: number | null): number {
+    const memo = `${kind}\u0000${parent ?? ""}\u0000${id}`;
     const known = this.#known.get(memo);
     if (known !== undefined) return known;
-    const params = org === null ? [id] : [id, org];
+    const params = parent === null ? [id] : [id, parent];
     const found = (this.#statements.run(`${kind}_key`, "get", ...params) ??
       this.#statements.run(`add_${kind}_key`, "get", ...params)) as Record<string, number>;
     const key = Number(found[`${kind}_key`]);

@@ -179,6 +179,7 @@ export class Retention {
         if (Number(dropped.changes) > 0) {
           this.#statements.run("delete_session_decisions", "run", org, session);
           this.#statements.run("delete_session_dimensions", "run", org, session);
+          this.#statements.run("delete_session_prompt_keys", "run", org, session);
           this.#statements.run("delete_session_key", "run", org, session);
         }
       }
