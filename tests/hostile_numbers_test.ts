@@ -197,16 +197,25 @@ interface Planter {
 }
 
 /**
- * Schema 15 undone: the calls back in a tool_calls table (ids, not keys), with
- * the indexes the migrations after schema 3 drop by name, and flags and domain
- * hits naming it again.
+ * Schemas 15 to 19 undone: the calls back in a tool_calls table (ids, not
+ * keys), with the indexes the migrations after schema 3 drop by name, flags
+ * and domain hits naming it again, and decisions by ids.
  */
 const UNKEY_CALLS = `
   PRAGMA foreign_keys = OFF;
   CREATE TABLE tool_calls_table AS SELECT * FROM tool_calls;
   CREATE TABLE model_calls_table AS SELECT * FROM model_calls;
+  CREATE TABLE hits AS SELECT * FROM domain_hits;
+  DROP VIEW domain_hits;
   DROP VIEW tool_calls; DROP VIEW model_calls;
   DROP TABLE calls; DROP TABLE keyed_model_calls;
+  CREATE TABLE decisions_table AS SELECT * FROM decisions;
+  DROP VIEW decisions; DROP TABLE keyed_decisions; DROP TABLE prompt_keys;
+  CREATE TABLE decisions (org_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL, decision TEXT NOT NULL, decision_source TEXT,
+    PRIMARY KEY (org_id, session_id, tool_call_id)) WITHOUT ROWID;
+  INSERT INTO decisions SELECT * FROM decisions_table;
+  DROP TABLE decisions_table;
   DROP TABLE org_keys; DROP TABLE session_keys; DROP TABLE actor_keys;
   ALTER TABLE tool_calls_table RENAME TO tool_calls;
   ALTER TABLE model_calls_table RENAME TO model_calls;
@@ -231,8 +240,7 @@ const UNKEY_CALLS = `
     evidence TEXT NOT NULL, PRIMARY KEY (call_id, flag)) WITHOUT ROWID;
   INSERT INTO risk_flags SELECT * FROM flags;
   DROP TABLE flags;
-  CREATE TABLE hits AS SELECT * FROM domain_hits;
-  DROP TABLE domain_hits;
+  DROP TABLE keyed_domain_hits;
   CREATE TABLE domain_hits (call_id TEXT NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
     domain TEXT NOT NULL, scheme TEXT NOT NULL, org_id TEXT NOT NULL, seq INTEGER NOT NULL,
     session_id TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (call_id, domain, scheme))

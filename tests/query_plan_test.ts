@@ -202,9 +202,9 @@ Deno.test("list and cursor queries use an index for filter and order, sorting at
         for (const after of [null, cursor]) {
           const detail = plan(db, sqliteQueries.exportToolCallsPage("org", filter, after, 1000));
           assertIndexedByTime(detail, "calls");
-          // Flags and domains along their primary keys, the call's id first.
+          // Flags and domains along their primary keys, the call's id (domains: its key) first.
           assert.match(detail, /SEARCH f USING PRIMARY KEY \(call_id=\?\)/, detail);
-          assert.match(detail, /SEARCH d USING PRIMARY KEY \(call_id=\?\)/, detail);
+          assert.match(detail, /SEARCH d USING PRIMARY KEY \(call_key=\?\)/, detail);
         }
       });
     }

@@ -99,7 +99,10 @@ function annotateTrace(db: DatabaseSync, id: string): void {
 /** The writer's forgetDetections: flags and hits go, a `detections` tombstone stays. */
 function forgetDetections(db: DatabaseSync, id: string): void {
   db.prepare("DELETE FROM risk_flags WHERE call_id = ?").run(id);
-  db.prepare("DELETE FROM domain_hits WHERE call_id = ?").run(id);
+  // Schema 19: hits are keyed by their call's key (ingest.sql's delete_domain_hits).
+  db.prepare(
+    "DELETE FROM keyed_domain_hits WHERE call_key = (SELECT call_key FROM calls WHERE id = ?)",
+  ).run(id);
   db.prepare("INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, 'detections', ?)")
     .run(nextSeq(db), id);
 }

@@ -82,13 +82,13 @@ Deno.test("SQLite: rollup session lists walk the actor's or agent's index and lo
           assert.equal(detail.match(walk)?.length, 2, detail);
           assert.match(
             detail,
-            /SEARCH d EXISTS USING COVERING INDEX domain_hits_by_domain \(org_id=\? AND domain=\? AND session_id=\?\)/,
+            /SEARCH d USING COVERING INDEX domain_hits_by_domain \(org_key=\? AND domain=\? AND session_key=\?\)/,
             detail,
           );
           // The domain's own sessions: read inside the loop over `walk`, so only when it asks.
           assert.match(
             detail,
-            /SEARCH domain_hits USING COVERING INDEX domain_hits_by_domain \(org_id=\? AND domain=\?\)\nSCAN walk\nSCAN d/,
+            /SEARCH keyed_domain_hits USING COVERING INDEX domain_hits_by_domain \(org_key=\? AND domain=\?\)\n(SCALAR SUBQUERY \d+\n.*\n)?SCAN walk\nSCAN d/,
             detail,
           );
           assert.match(

@@ -98,6 +98,12 @@ for (const { folder, version, schema } of WRITTEN) {
             "SELECT count(*) AS n FROM domain_hits AS d JOIN calls AS c ON c.id = d.call_id",
           ).get() as { n: number };
           assert.equal(hits.n, 20, "the fixture's domain hits are kept, naming their calls");
+          // Schema 19 keyed them by their call's, organization's and session's keys.
+          const keyedHits = db.prepare(
+            `SELECT count(*) AS n FROM keyed_domain_hits AS d JOIN calls AS c USING (call_key)
+             WHERE d.org_key = c.org_key AND d.session_key = c.session_key`,
+          ).get() as { n: number };
+          assert.equal(keyedHits.n, 20);
           // Schema 17 keyed the decisions by their session's key; the view reads them as before.
           assert.equal(storedDecisions.length, 16, "the fixture holds decisions");
           assert.deepEqual(db.prepare(DECISIONS).all(), storedDecisions);

@@ -83,7 +83,10 @@ function distinctRow(table: TableColumns<ColumnSpec>): Record<string, BoundValue
     const kind = table.kinds[i]!;
     if (name === "outcome") row[name] = "ok";
     else if (name === "call_id") row[name] = CALL_ID;
-    else if (kind.startsWith("text")) row[name] = `${table.table}.${name}`;
+    // Schema 19: SQLite's domain hit takes its organization and session from its call's keys.
+    else if (table === DOMAIN_HITS && (name === "org_id" || name === "session_id")) {
+      row[name] = `tool_calls.${name}`;
+    } else if (kind.startsWith("text")) row[name] = `${table.table}.${name}`;
     else if (kind.startsWith("int")) row[name] = 1000 + i;
     else row[name] = i + 0.25;
   });

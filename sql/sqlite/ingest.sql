@@ -75,11 +75,15 @@ INSERT OR IGNORE INTO risk_flags ({{risk_flags.columns}}) VALUES ({{risk_flags.p
 -- name: delete_risk_flags
 DELETE FROM risk_flags WHERE call_id = ?;
 
+-- A hit holds its call's keys (schema 19): the parameters are domain_hits'
+-- columns (src/store/table_columns.ts); the call's id names the organization
+-- and the session (?4, ?6), so those two are not read.
 -- name: insert_domain_hit
-INSERT OR IGNORE INTO domain_hits ({{domain_hits.columns}}) VALUES ({{domain_hits.params}});
+INSERT OR IGNORE INTO keyed_domain_hits (call_key, domain, scheme, org_key, seq, session_key, ts)
+SELECT call_key, ?2, ?3, org_key, ?5, session_key, ?7 FROM calls WHERE id = ?1;
 
 -- name: delete_domain_hits
-DELETE FROM domain_hits WHERE call_id = ?;
+DELETE FROM keyed_domain_hits WHERE call_key = (SELECT call_key FROM calls WHERE id = ?);
 
 -- name: insert_tombstone
 INSERT INTO tombstones (seq, tbl, row_key) VALUES (?, ?, ?);

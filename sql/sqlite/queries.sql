@@ -185,9 +185,13 @@ SELECT * FROM (
     SELECT s.session_id, s.last_seen
     FROM walk
     CROSS JOIN (
-      SELECT DISTINCT session_id FROM domain_hits WHERE org_id = ? AND domain = ?
+      -- The keyed table itself (schema 19): its index gives the distinct session keys in
+      -- order, read inside the loop over walk; the view would join before DISTINCT.
+      SELECT DISTINCT session_key FROM keyed_domain_hits
+      WHERE org_key = (SELECT org_key FROM org_keys WHERE org_id = ?) AND domain = ?
     ) AS d
-    CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = d.session_id
+    CROSS JOIN session_keys AS k ON k.session_key = d.session_key
+    CROSS JOIN sessions AS s ON s.org_id = ? AND s.session_id = k.session_id
     WHERE NOT walk.answers AND s.last_seen IS NOT NULL /*page*/
     ORDER BY s.last_seen DESC, s.session_id DESC
     LIMIT ?
