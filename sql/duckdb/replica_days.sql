@@ -10,8 +10,10 @@
 --
 --   - every catch-up transaction that copies, replaces or deletes a tool or
 --     model call of such a day, in the same transaction, either adds the new
---     rows' aggregate (add_late_*: rows the source marks fresh, which replace
---     nothing) or recomputes the whole day from its raw rows (refresh_days,
+--     rows' aggregate (rows the source marks fresh, which replace nothing:
+--     src/analytics/late_rollups.ts folds them by key as they are appended and
+--     appends the sums as more rollup rows, with the day in added_days) or
+--     recomputes the whole day from its raw rows (refresh_days,
 --     after the merge: it first deletes every rollup row of the day, added
 --     ones included). A day is recomputed when it is noted in temp.stage_days:
 --     the day of each row that may replace an old copy (src/analytics/replica.ts,
@@ -81,7 +83,7 @@ CREATE TABLE model_days (
   calls                 BIGINT NOT NULL
 );
 
--- The days late rows added aggregates to since they were last recomputed (add_late_*).
+-- The days late rows added aggregates to since they were last recomputed (late_rollups.ts).
 CREATE TABLE added_days (org_id VARCHAR NOT NULL, day BIGINT NOT NULL);
 
 INSERT INTO meta (key, value) VALUES ('days_through', '-9007199254740991');
@@ -92,9 +94,6 @@ INSERT INTO meta (key, value) VALUES ('days_through', '-9007199254740991');
 -- name: create_day_staging
 CREATE TEMP TABLE stage_days (org_id VARCHAR NOT NULL, day BIGINT NOT NULL);
 CREATE TEMP TABLE stage_day_refresh (org_id VARCHAR NOT NULL, day BIGINT NOT NULL);
--- Fresh rows of days before days_through: their aggregate is added, not the day recomputed.
-CREATE TEMP TABLE late_tool_calls AS SELECT * FROM tool_calls LIMIT 0;
-CREATE TEMP TABLE late_model_calls AS SELECT * FROM model_calls LIMIT 0;
 
 -- With the tables of a first build (replica_schema.sql's clear_tables: one
 -- that failed midway may have left rows). days_through stays: no raw row is
@@ -133,40 +132,6 @@ FROM tool_calls WHERE id IN (SELECT id FROM temp.stage_tool_calls);
 INSERT INTO temp.stage_days
 SELECT DISTINCT org_id, ts - ((ts % 86400000) + 86400000) % 86400000
 FROM model_calls WHERE id IN (SELECT id FROM temp.stage_model_calls);
-
--- Fresh calls of days already rolled up (late data: yesterday's calls after
--- midnight), copied in and their aggregate added as more rollup rows: a day's
--- recomputation would read all of its rows (tens of ms per catch-up at 1M
--- calls). Before refresh_days, which recomputes the days noted anyway.
-
--- name: add_late_tool_calls
-INSERT INTO tool_calls SELECT * FROM temp.late_tool_calls;
-INSERT INTO activity_days
-SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, session_id, actor_id,
-  agent_system, count(*), count(*) FILTER (WHERE outcome = 'error')
-FROM temp.late_tool_calls
-GROUP BY org_id, day, session_id, actor_id, agent_system;
-INSERT INTO tool_days
-SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, actor_id, agent_system,
-  tool_name, tool_type, count(*), count(*) FILTER (WHERE outcome = 'error'),
-  coalesce(sum(duration_ms), 0), count(duration_ms)
-FROM temp.late_tool_calls
-GROUP BY org_id, day, actor_id, agent_system, tool_name, tool_type;
-INSERT INTO added_days
-SELECT DISTINCT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 FROM temp.late_tool_calls;
-DELETE FROM temp.late_tool_calls;
-
--- name: add_late_model_calls
-INSERT INTO model_calls SELECT * FROM temp.late_model_calls;
-INSERT INTO model_days
-SELECT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 AS day, actor_id, agent_system,
-  provider_name, model, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens),
-  sum(cache_creation_tokens), sum(cost_usd), count(cost_usd), sum(estimated_cost_usd), count(*)
-FROM temp.late_model_calls
-GROUP BY org_id, day, actor_id, agent_system, provider_name, model;
-INSERT INTO added_days
-SELECT DISTINCT org_id, ts - ((ts % 86400000) + 86400000) % 86400000 FROM temp.late_model_calls;
-DELETE FROM temp.late_model_calls;
 
 -- After the merge: every noted day before days_through, recomputed from its
 -- raw rows. The range join lets DuckDB read only the noted days' row groups.

@@ -230,6 +230,9 @@ DELETE FROM temp.stage_domain_hits;
 DELETE FROM temp.stage_metric_points;
 DELETE FROM temp.stage_tombstones;
 
+-- {seq}: an integer; {mark}: NULL or a quoted text. Inlined, not bound: the
+-- statement runs in one script with the merge and the commit (replica.ts).
+
 -- name: set_progress
-UPDATE meta SET value = CASE key WHEN 'last_seq' THEN $seq ELSE $mark END
+UPDATE meta SET value = CASE key WHEN 'last_seq' THEN '{seq}' ELSE {mark} END
 WHERE key IN ('last_seq', 'mark');

@@ -53,6 +53,7 @@ import {
   type SourceRow,
 } from "./replica_source.ts";
 import { SqliteReplicaSource } from "./sqlite_source.ts";
+import { LateRollups } from "./late_rollups.ts";
 
 export { ReplicaClosedError, type ReplicaSourceSpec } from "./replica_source.ts";
 export type { ReplicaRow, ReplicaStatement } from "./read_pool.ts";
@@ -95,6 +96,7 @@ function dayOf(ts: number): number {
   return ts - (((ts % DAY_MS) + DAY_MS) % DAY_MS);
 }
 const SORT_TABLE = namedSql(parseNamedSql(sortSql), "sort_table");
+const SET_PROGRESS = namedSql(schema, "set_progress");
 
 /**
  * How a source column is appended: its kind and whether it may be null.
@@ -742,6 +744,8 @@ class CatchUpRun implements ReplicaTarget {
 
   start(from: number, to: number, rows: number): void {
     this.#started = this.#lastLog = performance.now();
+    // Its own hold on the thread counts from here: a small catch-up never yields.
+    lastYield = this.#started;
     this.#fromSeq = from;
     this.#toSeq = to;
     this.#verbose = !this.#hooks.quiet && (this.#fresh || to - from > LOUD_CATCH_UP_SEQS);
@@ -767,13 +771,15 @@ class CatchUpRun implements ReplicaTarget {
         await connection.run(namedSql(days, "clear_day_tables"));
       }
       const progress = await fill(batch);
-      await batch.merge(this.#merge);
+      const script = await batch.merge(this.#merge);
       // Progress that copied nothing and left the seq where it was moves on in
       // memory only: what is recorded stays valid, and a synced commit is
       // saved (PostgreSQL's snapshot moves with every unrelated transaction).
       const moved = this.#rows + batch.rows > 0 || progress?.seq !== this.#recordedSeq;
-      if (progress && moved) await recordProgress(connection, progress);
-      await connection.run("COMMIT");
+      if (progress && moved) script.push(progressSql(progress));
+      // One run: each is a trip to DuckDB's thread and back, which under load costs more
+      // than a small catch-up's statements.
+      await connection.run([...script, "COMMIT"].join("\n"));
       this.#clear = false;
       this.#rows += batch.rows;
       this.#hooks.committed(progress, batch.rows);
@@ -846,8 +852,8 @@ class Batch implements ReplicaBatch {
   #callTombstones = 0;
   /** Tombstones of model calls (retention). */
   #modelTombstones = 0;
-  /** The tables that got fresh rows of days the rollups hold (`late_<table>`). */
-  readonly #late = new Set<ReplicaTable>();
+  /** What fresh calls of days the rollups hold (late calls) add to them. */
+  readonly #late = new LateRollups((table) => Object.keys(REPLICA_COLUMNS[table]));
 
   constructor(
     connection: DuckDBConnection,
@@ -888,35 +894,31 @@ class Batch implements ReplicaBatch {
     const staged = !this.#direct && !fresh;
     if (staged) this.#staged.add(table);
     const at = ROLLED_UP[table];
-    let copied = rows;
     if (at !== undefined) {
-      // A day at or after the mark has no rollup yet: nothing to add or recompute.
-      const isLate = (row: SourceRow) => dayOf(Number(row[at.ts])) < this.#daysThrough;
-      if (staged) {
-        for (const row of rows) {
-          if (isLate(row)) {
-            this.#touchedDays.add(`${row[at.org]}\u0000${dayOf(Number(row[at.ts]))}`);
-          }
-        }
-      } else if (rows.some(isLate)) {
-        const late = rows.filter(isLate);
-        copied = rows.filter((row) => !isLate(row));
-        this.#late.add(table);
-        append(await this.#appender(`late_${table}`, true, ""), COLUMNS[table], late);
+      for (const row of rows) {
+        const day = dayOf(Number(row[at.ts]));
+        // A day at or after the mark has no rollup yet: nothing to add or recompute.
+        if (day >= this.#daysThrough) continue;
+        if (staged) this.#touchedDays.add(`${row[at.org]}\u0000${day}`);
+        else this.#late.add(table as "tool_calls" | "model_calls", row, day);
       }
     }
-    append(await this.#appender(table, staged), COLUMNS[table], copied);
+    append(await this.#appender(table, staged), COLUMNS[table], rows);
   }
 
-  /** Flushes the appenders and merges the staged rows and tombstones into the tables. */
-  async merge({ tombstones, oldCopiesKeepTs }: MergeRules): Promise<void> {
+  /**
+   * Flushes the appenders and returns the statements that merge the staged
+   * rows and tombstones into the tables (run with the commit).
+   */
+  async merge({ tombstones, oldCopiesKeepTs }: MergeRules): Promise<string[]> {
     if (this.#touchedDays.size > 0) {
       const rows = [...this.#touchedDays].map((key) => key.split("\u0000"));
       append(await this.#appender("days", true), DAY_COLUMNS, rows);
     }
+    for (const { table, kinds, rows } of this.#late.rows()) {
+      append(await this.#appender(table, false), kinds, rows);
+    }
     this.#closeAppenders();
-    // One script, one round trip: each statement is a trip through the event
-    // loop, which under load costs more than the statement.
     const script: string[] = [];
     // The days of the rows about to be replaced or dropped, noted before they go.
     if (this.#callTombstones > 0) script.push(namedSql(days, "mark_tombstoned_days"));
@@ -940,10 +942,9 @@ class Batch implements ReplicaBatch {
     if (this.#tombstones > 0 && tombstones === "seq") {
       script.push(namedSql(schema, "apply_tombstones"));
     }
-    for (const table of this.#late) script.push(namedSql(days, `add_late_${table}`));
     if (this.#touchedDays.size > 0 || marked) script.push(namedSql(days, "refresh_days"));
     if (script.length > 0) script.push(namedSql(schema, "clear_staging"));
-    if (script.length > 0) await this.#connection.run(script.join("\n"));
+    return script;
   }
 
   /** Closes the appenders of a batch being rolled back. */
@@ -969,9 +970,9 @@ class Batch implements ReplicaBatch {
     if (failure !== null) throw failure;
   }
 
-  /** The appender of `table`, or when `temp` of its temp copy `<prefix><table>`. */
-  async #appender(table: string, temp: boolean, prefix = "stage_"): Promise<DuckDBAppender> {
-    const name = temp ? `${prefix}${table}` : table;
+  /** The appender of `table`, or when `temp` of its staging copy `stage_<table>`. */
+  async #appender(table: string, temp: boolean): Promise<DuckDBAppender> {
+    const name = temp ? `stage_${table}` : table;
     let appender = this.#appenders.get(name);
     if (!appender) {
       appender = await this.#connection.createAppender(name, null, temp ? "temp" : null);
@@ -981,14 +982,11 @@ class Batch implements ReplicaBatch {
   }
 }
 
-async function recordProgress(
-  connection: DuckDBConnection,
-  progress: ReplicaProgress,
-): Promise<void> {
-  await connection.run(namedSql(schema, "set_progress"), {
-    seq: String(progress.seq),
-    mark: progress.mark,
-  }, { seq: VARCHAR, mark: VARCHAR });
+/** The statement that records `progress`, its values inlined (it runs with the commit). */
+function progressSql(progress: ReplicaProgress): string {
+  if (!Number.isSafeInteger(progress.seq)) throw new Error(`Replica progress seq ${progress.seq}`);
+  const mark = progress.mark === null ? "NULL" : `'${progress.mark.replaceAll("'", "''")}'`;
+  return SET_PROGRESS.replace("{seq}", () => String(progress.seq)).replace("{mark}", () => mark);
 }
 
 type Existing =

@@ -48,12 +48,14 @@ const statements = parseNamedSql(sourceSql);
 /** The tables whose rows end with their rowid (replica_source.sql). */
 type RowidTable = "tool_calls" | "model_calls" | "metric_points";
 type MaxRowids = Record<RowidTable, number>;
-/** Where the trailing rowid sits in each table's rows. */
-const ROWID_AT: Record<RowidTable, number> = {
-  "tool_calls": 14,
-  "model_calls": 14,
-  "metric_points": 20,
-};
+/**
+ * A row's trailing rowid (replica_source.sql): after the replica's columns,
+ * wherever a new column moves it (a fixed position once pointed at model
+ * calls' estimated cost, and no model call was ever taken for fresh).
+ */
+function rowidOf(row: readonly SQLOutputValue[]): number {
+  return Number(row[row.length - 1]);
+}
 
 interface Chunk {
   hi: number;
@@ -146,7 +148,7 @@ export class SqliteReplicaSource implements ReplicaSource {
         } else if (table === "risk_flags" || table === "domain_hits") {
           isFresh = freshCalls.has(String(row[0]));
         } else {
-          isFresh = Number(row[ROWID_AT[table]]) > known[table];
+          isFresh = rowidOf(row) > known[table];
           if (table === "tool_calls" && isFresh) freshCalls.add(String(row[0]));
         }
         (isFresh ? fresh : old).push(row);
