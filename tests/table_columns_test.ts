@@ -13,6 +13,7 @@
  * role (or the reverse) fails here.
  */
 import assert from "node:assert/strict";
+import type { DatabaseSync } from "node:sqlite";
 import ingestSql from "../sql/sqlite/ingest.sql" with { type: "text" };
 import postgresIngestSql from "../sql/postgres/ingest.sql" with { type: "text" };
 import { CALL_TEXT_NAMES } from "../src/detect/mod.ts";
@@ -135,15 +136,28 @@ Deno.test("column placeholders expand per engine and an unknown table fails at s
   );
 });
 
-Deno.test("SQLite stores each listed column where its list says", () => {
+/**
+ * Runs `use` on a new, migrated telemetry.db with the ingest statements and
+ * the writer's keys: a call's row holds keys where tool_calls shows ids
+ * (schema 15), and its prompt's key (schema 18).
+ */
+function withTelemetryDb(
+  use: (db: DatabaseSync, statements: Record<string, string>, keys: CallKeys) => void,
+): void {
   const dir = Deno.makeTempDirSync();
   const db = openDatabase(`${dir}/telemetry.db`);
   try {
     migrate(db, telemetryMigrations);
     const statements = withColumnLists(parseNamedSql(ingestSql), () => "?");
-    // Schema 15: a call's row holds keys where tool_calls shows ids (the writer's CallKeys), and
-    // schema 18 its prompt's key.
-    const keys = new CallKeys(new NamedStatements(db, statements));
+    use(db, statements, new CallKeys(new NamedStatements(db, statements)));
+  } finally {
+    db.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+Deno.test("SQLite stores each listed column where its list says", () => {
+  withTelemetryDb((db, statements, keys) => {
     for (const { columns: table, sqlite } of TABLES) {
       const values = table.values(distinctRow(table) as never) as (string | number | null)[];
       db.prepare(namedSql(statements, sqlite)).run(
@@ -159,19 +173,11 @@ Deno.test("SQLite stores each listed column where its list says", () => {
       assert.equal(stored.length, 1, table.table);
       checkStored(table, stored[0] as Record<string, unknown>, whole);
     }
-  } finally {
-    db.close();
-    Deno.removeSync(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("SQLite stores a call's prompt as a key and a tool_use_id equal to its call id as ''", () => {
-  const dir = Deno.makeTempDirSync();
-  const db = openDatabase(`${dir}/telemetry.db`);
-  try {
-    migrate(db, telemetryMigrations);
-    const statements = withColumnLists(parseNamedSql(ingestSql), () => "?");
-    const keys = new CallKeys(new NamedStatements(db, statements));
+  withTelemetryDb((db, statements, keys) => {
     const calls: [string, string | null, string | null][] = [
       ["same", "toolu_1", "toolu_1"],
       ["other", "call_2", "toolu_2"],
@@ -234,10 +240,7 @@ Deno.test("SQLite stores a call's prompt as a key and a tool_use_id equal to its
         { id: "same", prompt_id: "prompt-1", session_id: "s1" },
       ],
     );
-  } finally {
-    db.close();
-    Deno.removeSync(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test({
