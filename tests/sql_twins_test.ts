@@ -38,6 +38,7 @@ const ENGINE_ONLY: Readonly<
       "delete_session_decisions",
       "delete_session_dimensions",
       "delete_session_key",
+      "delete_session_prompt_keys",
       "delete_tool_call",
       "drop_empty_session",
       "oldest_metric_points",
@@ -57,10 +58,11 @@ const ENGINE_ONLY: Readonly<
       "row); PostgreSQL locks the sessions, reads ahead and writes each table in one statement " +
       "over arrays (the `seq` from a sequence)",
     sqlite: [
-      // Schema 15 keys SQLite's calls by integers; PostgreSQL keeps the ids.
+      // Schema 15 keys SQLite's calls by integers (18 their prompts); PostgreSQL keeps the ids.
       "actor_key",
       "add_actor_key",
       "add_org_key",
+      "add_prompt_key",
       "add_session_key",
       "add_to_session",
       "add_to_session_actor",
@@ -81,6 +83,7 @@ const ENGINE_ONLY: Readonly<
       "insert_tombstone",
       "insert_tool_call",
       "org_key",
+      "prompt_key",
       "read_seq",
       "recount_session",
       "session_key",
