@@ -1,17 +1,33 @@
 /**
  * How much memory the server's caches may take, from the machine's memory:
  * the DuckDB replica's buffer limit and the SQLite page caches of the
- * writer and of each reader thread. The rest of the process — the Deno
- * binary's mapped code (~90 MiB), five V8 isolates (the main one grows to
- * ~120 MiB under load, the writer's to ~45 MiB) and the HTTP and gRPC
- * listeners — was expected to take about as much again, so the caches get
- * half of a budget of a quarter of the machine's memory, at most 512 MiB.
- * Measured (BENCHMARKS.md), the rest takes more: the server peaked at
- * 736 MiB at 1M calls and 792 MiB at 10M (issue #16's target is 512 MiB).
- * At that 10M peak V8's heaps were at most 278 MiB (main 166, writer 71,
- * readers 17 and 15, checkpoint 9: V8's GC trace), the binary 87 MiB, these
- * caches 224 MiB: about 200 MiB remain, DuckDB beyond its buffer limit and
- * malloc (capping glibc's arenas changed nothing).
+ * writer and of each reader thread, and the V8 flags every launch of the
+ * server passes ({@link SERVER_V8_FLAGS}). The caches get half of a budget
+ * of a quarter of the machine's memory, at most 512 MiB; the rest of the
+ * process must fit in the other half.
+ *
+ * Where the rest goes (issue #31, 100k calls, `/proc/<pid>/smaps`, glibc's
+ * `malloc_info` and DuckDB's jemalloc statistics read at the peaks): the
+ * Deno binary and libduckdb mapped, about 100 MiB; glibc's arenas 110-190
+ * MiB (the writer's page cache 63 MiB of it, the main thread's arena 35-60
+ * MiB with up to a third of it free); DuckDB's jemalloc 70-115 MiB resident
+ * for 40-80 MiB allocated; and the largest share, V8's heaps: 176-199 MiB
+ * of 256 KiB heap pages with V8's defaults (main isolate up to 167 MiB
+ * committed, writer 60, readers 15-24, checkpoint 7: `--trace-gc`). Those
+ * heaps were mostly garbage, not live data: a full collection left the
+ * main isolate about 25 MiB and the writer 10, but each isolate's young
+ * generation may grow to 48 MiB (three 16 MiB semi-spaces) and V8 let the
+ * main isolate's heap reach 67-104 MiB before the next full collection
+ * (it grows the limit up to 4× what survived). With V8's defaults the
+ * server peaked at 612-651 MiB at 100k calls, 736 MiB at 1M and 792 MiB at
+ * 10M.
+ *
+ * V8's heap limits can only be set when the process starts (Deno's Worker
+ * takes none; `node:worker_threads`' `resourceLimits` would cover the
+ * workers but not the main isolate), so every launch passes them:
+ * `deno.json`'s tasks, `deploy/launcher.sh`, `deno compile`
+ * (`scripts/compile.ts`) and the benchmark's server
+ * (`tests/server_v8_flags_test.ts` holds them to this list).
  *
  * Read by each thread that opens a store (the workers import it too), so it
  * is computed where it is used rather than passed along.
@@ -48,6 +64,20 @@ export function memoryBudget(totalBytes: number): MemoryBudget {
     readerCacheMiB: Math.max(4, Math.floor(serverMiB / 32)),
   };
 }
+
+/**
+ * V8's heap flags for the server process, every isolate alike: a 1 MiB
+ * semi-space (young generation ~3 MiB instead of 48), a first old
+ * generation limit of 32 MiB, and an old generation that grows by half of
+ * what a full collection keeps alive before the next one (V8 otherwise
+ * grows it by up to 4×). They took V8's 256 KiB heap pages at the peak
+ * from 176-199 to 94-98 MiB at 100k calls.
+ */
+export const SERVER_V8_FLAGS: readonly string[] = [
+  "--max-semi-space-size=1",
+  "--initial-old-space-size=32",
+  "--heap-growing-percent=50",
+];
 
 /** This machine's budget. */
 export const MEMORY_BUDGET: MemoryBudget = memoryBudget(totalmem());
