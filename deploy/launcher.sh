@@ -13,5 +13,5 @@ exec "$root/runtime/deno" run \
   --cached-only --frozen --no-remote \
   --config "$root/app/deno.json" \
   --allow-read --allow-write --allow-net --allow-env --allow-ffi --allow-sys \
-  --v8-flags=--max-semi-space-size=1,--initial-old-space-size=32,--heap-growing-percent=50 \
+  --v8-flags=--max-semi-space-size=4,--initial-old-space-size=32,--heap-growing-percent=100 \
   "$root/app/main.ts" "$@"
