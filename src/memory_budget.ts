@@ -10,16 +10,16 @@
  * `malloc_info` and DuckDB's jemalloc statistics read at the peaks): the
  * Deno binary and libduckdb mapped, about 100 MiB; glibc's arenas 110-190
  * MiB (the writer's page cache 63 MiB of it, the main thread's arena 35-60
- * MiB with up to a third of it free); DuckDB's jemalloc 70-115 MiB resident
- * for 40-80 MiB allocated; and the largest share, V8's heaps: 176-199 MiB
+ * MiB with up to a third of it free); DuckDB's jemalloc 68-115 MiB resident
+ * for 38-77 MiB allocated; and the largest share, V8's heaps: 176-199 MiB
  * of 256 KiB heap pages with V8's defaults (main isolate up to 167 MiB
  * committed, writer 60, readers 15-24, checkpoint 7: `--trace-gc`). Those
  * heaps were mostly garbage, not live data: a full collection left the
  * main isolate about 25 MiB and the writer 10, but each isolate's young
- * generation may grow to 48 MiB (three 16 MiB semi-spaces) and V8 let the
- * main isolate's heap reach 67-104 MiB before the next full collection
- * (it grows the limit up to 4× what survived). With V8's defaults the
- * server peaked at 612-651 MiB at 100k calls, 736 MiB at 1M and 792 MiB at
+ * generation may grow to 35-64 MiB (V8's `new_space` with objects
+ * surviving) and V8 let the main isolate's heap reach 67-104 MiB before
+ * the next full collection (104 after 25 survived). With V8's defaults the
+ * server peaked at 604-651 MiB at 100k calls, 736 MiB at 1M and 792 MiB at
  * 10M.
  *
  * V8's heap limits can only be set when the process starts (Deno's Worker
