@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { SERVER_V8_FLAGS } from "../src/memory_budget.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -67,6 +68,8 @@ export class BenchServer {
           ? [`--inspect=${Deno.env.get("BENCH_SERVER_INSPECT")}`]
           : []),
         "--allow-all",
+        // The V8 flags every launch of the product passes (deno.json, deploy/launcher.sh, compile).
+        `--v8-flags=${SERVER_V8_FLAGS.join(",")}`,
         MAIN,
         "serve",
         "--data",

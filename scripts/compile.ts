@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { SERVER_V8_FLAGS } from "../src/memory_budget.ts";
 import { handleHelp } from "./_script_args.ts";
 
 const OTHER_PLATFORMS = [
@@ -73,6 +74,7 @@ export function compileArgs(output: string): string[] {
     "--allow-env",
     "--allow-ffi",
     "--allow-sys",
+    `--v8-flags=${SERVER_V8_FLAGS.join(",")}`,
     ...[...WORKERS, ...FOLDERS].flatMap((path) => ["--include", path]),
     ...excluded,
     "--output",
