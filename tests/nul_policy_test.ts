@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { engineTest, startTestServer } from "./_harness.ts";
-import { claudeEvent, toolResult } from "./_otlp.ts";
+import { claudeEvent, claudeExport, toolResult } from "./_otlp.ts";
+import { decodeExport } from "../src/ingest/otlp/mod.ts";
+import { type JsonLogsRequest, protobufLogs } from "../scripts/otlp_protobuf.ts";
 import { FIXTURE_T0, fixtureClock, send } from "./_scenario.ts";
 
 const NUL = "\u0000";
@@ -65,4 +67,38 @@ engineTest("a NUL in tool names, ids, errors and arguments is served as U+FFFD",
     assert.equal(found.status, 200);
     assert.equal(found.body.session.tool_call_count, 2);
   });
+});
+
+Deno.test("a request says whether any of its texts may hold a NUL, so that one without skips the replacement", () => {
+  const request = (attrs: Record<string, string>, resource: Record<string, string> = {}) =>
+    claudeExport(
+      [claudeEvent("tool_result", T, { "session.id": "s1", ...attrs })],
+      "claude-code",
+      resource,
+    );
+  const cases: [string, ReturnType<typeof request>, boolean][] = [
+    ["plain texts", request({ tool_name: "Read", tool_input: '{"file_path":"/a\\\\b"}' }), false],
+    ["a NUL in a value", request({ tool_name: `Ba${NUL}sh` }), true],
+    ["a NUL in a key", request({ [`tool${NUL}name`]: "Bash" }), true],
+    ["a NUL in the resource", request({}, { "host.name": `h${NUL}` }), true],
+    ["JSON text holding the escape", request({ tool_input: JSON.stringify({ a: NUL }) }), true],
+    // `\\` then `\u0075`: the text `\u0000` parsed once, a NUL parsed twice.
+    ["an escape spelled with escapes", request({ tool_input: "\\\\\\u00750000" }), true],
+  ];
+  for (const [name, body, expected] of cases) {
+    const json = new TextEncoder().encode(JSON.stringify(body));
+    assert.equal(
+      decodeExport(json, { encoding: "json", pathSignal: "logs" }).nulPossible,
+      expected,
+      `JSON: ${name}`,
+    );
+    assert.equal(
+      decodeExport(protobufLogs(body as JsonLogsRequest), {
+        encoding: "protobuf",
+        pathSignal: "logs",
+      }).nulPossible,
+      expected,
+      `protobuf: ${name}`,
+    );
+  }
 });

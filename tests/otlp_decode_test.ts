@@ -278,10 +278,18 @@ Deno.test("decodeExport routes JSON by its top key whatever the path", async (t)
   });
   await t.step("metrics posted to /v1/logs are metrics, with no records", () => {
     const metrics = { resourceMetrics: [{ resource: claudeResource, scopeMetrics: [] }] };
-    assert.deepEqual(decode(json(metrics), "json", "logs"), { signal: "metrics", records: [] });
+    assert.deepEqual(decode(json(metrics), "json", "logs"), {
+      signal: "metrics",
+      records: [],
+      nulPossible: false,
+    });
   });
   await t.step("an empty object takes the path's signal", () => {
-    assert.deepEqual(decode(json({}), "json", "traces"), { signal: "traces", records: [] });
+    assert.deepEqual(decode(json({}), "json", "traces"), {
+      signal: "traces",
+      records: [],
+      nulPossible: false,
+    });
   });
 });
 
@@ -367,7 +375,11 @@ Deno.test("decodeExport reads protobuf traces, skipping unknown fields", () => {
 Deno.test("decodeExport routes protobuf by the path's signal", () => {
   const metrics = new BinaryWriter().tag(1, LEN).fork().tag(2, LEN).bytes(new Uint8Array(4))
     .join().finish();
-  assert.deepEqual(decode(metrics, "protobuf", "metrics"), { signal: "metrics", records: [] });
+  assert.deepEqual(decode(metrics, "protobuf", "metrics"), {
+    signal: "metrics",
+    records: [],
+    nulPossible: false,
+  });
   const spans = decode(protobufTraces(tracesRequest), "protobuf", "traces");
   assert.equal(spans.signal, "traces");
   assert.equal(spans.records.length, 2);
@@ -492,6 +504,7 @@ Deno.test("an empty body decodes to zero records", () => {
       assert.deepEqual(decode(new Uint8Array(0), encoding, pathSignal), {
         signal: pathSignal,
         records: [],
+        nulPossible: false,
       });
     }
   }

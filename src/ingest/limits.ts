@@ -181,15 +181,17 @@ export function checkTimeMs(ms: number, what: string): void {
  * coercion found out of range, a number or time of an event out of range, a
  * sequence number that is not one, or an identifier or key over its cap makes
  * the record `unusable` with the reason; longer texts are truncated in place.
- * Any other error of the mapper is thrown as before.
+ * Any other error of the mapper is thrown as before. `nulPossible` false (the
+ * decoder found no text that may hold U+0000) skips the NUL replacements.
  */
 export function mapWithinLimits(
   record: OtlpRecord,
   map: (record: OtlpRecord) => MapResult,
+  nulPossible = true,
 ): MapResult {
   let result: MapResult;
   try {
-    result = map(replaceNulInRecord(record));
+    result = map(nulPossible ? replaceNulInRecord(record) : record);
   } catch (error) {
     if (error instanceof OutOfRangeError) return { status: "unusable", reason: error.message };
     throw error;
@@ -198,7 +200,7 @@ export function mapWithinLimits(
   const reason = recordReason(record);
   if (reason !== undefined) return { status: "unusable", reason };
   for (const event of result.events) {
-    replaceNul(event);
+    if (nulPossible) replaceNul(event);
     const eventReason = numberReason(event) ?? capTexts(event);
     if (eventReason !== undefined) return { status: "unusable", reason: eventReason };
   }

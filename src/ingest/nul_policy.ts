@@ -79,5 +79,17 @@ function holdsNul(value: AttributeValue): boolean {
   return false;
 }
 
+/**
+ * Whether a text may put U+0000 into a record or an event: it holds one, or
+ * `\u`. JSON spells U+0000 only as the escape `\u0000`, and a text that
+ * holds no `\u` cannot spell that escape either (its backslash or letters
+ * escaped), so no `JSON.parse` of it, however nested, makes a NUL. Decoders
+ * ask it of the texts they read, so that a request that answers no for all
+ * of them skips both replacements.
+ */
+export function mayHoldNul(text: string): boolean {
+  return text.includes(NUL) || text.includes("\\u");
+}
+
 /** Resource objects already without NUL (a resource is shared by its records). */
 const cleanResources = new WeakSet<object>();

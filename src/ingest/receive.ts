@@ -38,7 +38,7 @@ export function receiveExport(
     dimensionKeys?: readonly string[];
   },
 ): ReceivedExport {
-  const { signal, records } = decodeExport(body, options);
+  const { signal, records, nulPossible } = decodeExport(body, options);
   const received: ReceivedExport = {
     signal,
     events: [],
@@ -60,7 +60,7 @@ export function receiveExport(
     else unmapped.set(key, { agent, agentVersion, reason, eventName: record.eventName, count: 1 });
   };
   for (const record of records) {
-    const result = mapWithinLimits(record, mapRecord);
+    const result = mapWithinLimits(record, mapRecord, nulPossible);
     if (result.status === "mapped") {
       for (const event of result.events) received.events.push(event);
       dimensions.add(record, result.events);

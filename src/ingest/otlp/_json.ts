@@ -11,7 +11,7 @@ import {
   type JsonObject,
   objectAt,
   objectOf,
-  parseJsonObject,
+  parseJsonBody,
   shapeError,
   stringAt,
   timeOf,
@@ -41,12 +41,12 @@ const TOP_KEYS: readonly (readonly [Signal, string, string])[] = [
 export function decodeJson(
   bytes: Uint8Array,
   pathSignal: Signal,
-): { signal: Signal; records: OtlpRecord[] } {
-  const root = parseJsonObject(bytes);
+): { signal: Signal; records: OtlpRecord[]; nulPossible: boolean } {
+  const { root, nulPossible } = parseJsonBody(bytes);
 
   const present = TOP_KEYS.filter(([, camel, snake]) => root[camel] != null || root[snake] != null);
   const top = present.find(([signal]) => signal === pathSignal) ?? present[0];
-  if (top === undefined) return { signal: pathSignal, records: [] };
+  if (top === undefined) return { signal: pathSignal, records: [], nulPossible };
   const [signal, camel, snake] = top;
   const resourceEntries = arrayAt(root, camel, snake);
   const records: OtlpRecord[] = [];
@@ -55,7 +55,7 @@ export function decodeJson(
   } else {
     for (const entry of resourceEntries) resourceEntry(entry, signal, records);
   }
-  return { signal, records };
+  return { signal, records, nulPossible };
 }
 
 /** `ResourceLogs` / `ResourceSpans`: `resource`, then its scopes and their records. */

@@ -81,10 +81,13 @@ const STATUS = messageSchema("Status", { 2: LEN, 3: VARINT });
  * into records; a metrics request is only checked for framing. Throws plain
  * errors on malformed input, which the caller turns into `OtlpDecodeError`.
  */
-export function decodeProtobuf(bytes: Uint8Array, signal: Signal): OtlpRecord[] {
+export function decodeProtobuf(
+  bytes: Uint8Array,
+  signal: Signal,
+): { records: OtlpRecord[]; nulPossible: boolean } {
   const decoder = new ProtobufDecoder(bytes);
   decoder.request(signal);
-  return decoder.records;
+  return { records: decoder.records, nulPossible: decoder.nulPossible };
 }
 
 /** One pass over one request, appending records as they are read. */

@@ -7,6 +7,7 @@
  * @module
  */
 import { TIME_MAX_NS, TIME_NOT_FIXED64 } from "../limits.ts";
+import { mayHoldNul } from "../nul_policy.ts";
 import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
 import { OtlpDecodeError } from "./_errors.ts";
 import { hexOf } from "./_hex.ts";
@@ -27,16 +28,41 @@ const MAX_FIXED64_NUMBER = 2 ** 64;
 
 /** Parses a UTF-8 JSON body into an object; anything else is an {@link OtlpDecodeError}. */
 export function parseJsonObject(bytes: Uint8Array): JsonObject {
+  return parseJsonText(utf8Text(bytes));
+}
+
+/**
+ * {@link parseJsonObject}, and whether the body's text {@link mayHoldNul}:
+ * when it does not, neither does any string it holds.
+ */
+export function parseJsonBody(bytes: Uint8Array): { root: JsonObject; nulPossible: boolean } {
+  const text = utf8Text(bytes);
+  return { root: parseJsonText(text), nulPossible: mayHoldNul(text) };
+}
+
+function utf8Text(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch (error) {
+    throw invalidJson(error);
+  }
+}
+
+function parseJsonText(text: string): JsonObject {
   let root: unknown;
   try {
-    root = JSON.parse(utf8.decode(bytes));
+    root = JSON.parse(text);
   } catch (error) {
-    throw new OtlpDecodeError(
-      `Invalid OTLP JSON: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw invalidJson(error);
   }
   if (!isObject(root)) throw shapeError("the body is not a JSON object");
   return root;
+}
+
+function invalidJson(error: unknown): OtlpDecodeError {
+  return new OtlpDecodeError(
+    `Invalid OTLP JSON: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 /** Reads `owner.attributes` (a list of `{key, value}`) into `into`. */

@@ -25,18 +25,20 @@ export type { Encoding, Signal } from "./_types.ts";
  * records), and an empty body is an empty request.
  *
  * Records of one resource share its `resource` object: treat it as read-only.
+ * `nulPossible` is false when no text of the request may put U+0000 into a
+ * record or event (`nul_policy.ts`).
  *
  * @throws {OtlpDecodeError} for any body that is not a well-formed export request
  */
 export function decodeExport(
   body: Uint8Array,
   options: { encoding: Encoding; pathSignal: Signal },
-): { signal: Signal; records: OtlpRecord[] } {
+): { signal: Signal; records: OtlpRecord[]; nulPossible: boolean } {
   const { encoding, pathSignal } = options;
-  if (body.length === 0) return { signal: pathSignal, records: [] };
+  if (body.length === 0) return { signal: pathSignal, records: [], nulPossible: false };
   try {
     if (encoding === "json") return decodeJson(body, pathSignal);
-    return { signal: pathSignal, records: decodeProtobuf(body, pathSignal) };
+    return { signal: pathSignal, ...decodeProtobuf(body, pathSignal) };
   } catch (error) {
     if (error instanceof OtlpDecodeError) throw error;
     const detail = error instanceof Error ? error.message : String(error);

@@ -22,6 +22,7 @@
  */
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import type { Attributes, AttributeValue } from "../../model/telemetry.ts";
+import { mayHoldNul } from "../nul_policy.ts";
 import { hexOf, idHexOf } from "./_hex.ts";
 import { MAX_VALUE_DEPTH, setAttribute } from "./_record.ts";
 
@@ -123,6 +124,8 @@ const ANY_BYTES = tag(7, LEN);
 /** A reader over one request body; decoders extend it with their messages. */
 export class OtlpWireReader {
   protected readonly reader: BinaryReader;
+  /** Whether a string read so far {@link mayHoldNul}. */
+  nulPossible = false;
 
   constructor(protected readonly bytes: Uint8Array) {
     this.reader = new BinaryReader(bytes);
@@ -299,6 +302,12 @@ export class OtlpWireReader {
 
   /** A string field: UTF-8, invalid sequences replaced (as protobuf-es does). */
   protected string(): string {
+    const text = this.#utf8();
+    if (!this.nulPossible && mayHoldNul(text)) this.nulPossible = true;
+    return text;
+  }
+
+  #utf8(): string {
     const bytes = this.bytes;
     const end = this.messageEnd();
     const start = this.reader.pos;
