@@ -86,10 +86,21 @@ export class LateRollups {
   readonly #columns: (table: "tool_calls" | "model_calls") => readonly string[];
   readonly #groups = new Map<string, Map<string, { key: unknown[]; totals: Totals }>>();
   readonly #days = new Map<string, [string, number]>();
+  readonly #positionsOf = new Map<string, ReadonlyMap<string, number>>();
 
   /** `columns`: the replica table's column names, in the order its rows hold them. */
   constructor(columns: (table: "tool_calls" | "model_calls") => readonly string[]) {
     this.#columns = columns;
+  }
+
+  /** Where each column sits in `table`'s rows, found once per table. */
+  #positions(table: "tool_calls" | "model_calls"): ReadonlyMap<string, number> {
+    let positions = this.#positionsOf.get(table);
+    if (positions === undefined) {
+      positions = new Map(this.#columns(table).map((name, i) => [name, i]));
+      this.#positionsOf.set(table, positions);
+    }
+    return positions;
   }
 
   get size(): number {
@@ -98,8 +109,8 @@ export class LateRollups {
 
   /** Folds one late call of `table` (as appended) of the UTC day `day` into the rollups. */
   add(table: "tool_calls" | "model_calls", row: SourceRow, day: number): void {
-    const names = this.#columns(table);
-    const at = (column: string) => row[names.indexOf(column)];
+    const positions = this.#positions(table);
+    const at = (column: string) => row[positions.get(column)!];
     const org = String(at("org_id"));
     this.#days.set(JSON.stringify([org, day]), [org, day]);
     for (const spec of ROLLUPS) {
